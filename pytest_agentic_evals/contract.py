@@ -1,0 +1,126 @@
+"""The anti-slush contract and the compliance tier: refuse self-serving fixtures at load time.
+
+A skill fixture must be capable of telling a working skill from a broken one: several
+trials, a case that expects failure, a case that reaches the real skill, and no case that
+proves nothing. Commands are judged structurally (see ``commands``), never by substring.
+"""
+
+from __future__ import annotations
+
+from .commands import (
+    CommandParseError,
+    fixture_stub_inputs,
+    real_world_entrypoint,
+    sampling,
+    triviality,
+)
+from .fixture import SKILL_MINIMUM_TRIALS, Case, Fixture
+from .problems import Problem
+
+COMPLIANCE_MINIMUM_SAMPLES = 50
+FAILURE_SEEKING_TYPES = ("negative", "adversarial")
+
+
+def contract_violations(fixture: Fixture, shown: str) -> list[Problem]:
+    """Every violation of the contract that applies to this fixture, each explained."""
+    problems: list[Problem] = []
+    compliance = fixture.eval_tier == "compliance"
+    if compliance and fixture.eval_kind != "skill":
+        problems.append(Problem(
+            shown, "/eval_kind",
+            f"eval_kind {fixture.eval_kind!r} is an exemption from the contract, and a "
+            "compliance fixture can never be exempt",
+        ))
+    elif fixture.exempt_from_contract:
+        return []
+
+    problems += _skill_violations(fixture, shown)
+    if compliance:
+        problems += _compliance_violations(fixture, shown)
+    return problems
+
+
+def _skill_violations(fixture: Fixture, shown: str) -> list[Problem]:
+    problems: list[Problem] = []
+    if "trials" not in fixture.data:
+        problems.append(Problem(shown, "/trials", f"trials is not set: a skill fixture needs "
+                                f"trials >= {SKILL_MINIMUM_TRIALS} (one trial is not evidence)"))
+    elif fixture.trials < SKILL_MINIMUM_TRIALS:
+        problems.append(Problem(shown, "/trials", f"trials is {fixture.trials}: a skill fixture "
+                                f"needs trials >= {SKILL_MINIMUM_TRIALS} (one trial is not "
+                                "evidence)"))
+
+    if not any(case.type in FAILURE_SEEKING_TYPES for case in fixture.cases):
+        problems.append(Problem(shown, "/cases", "no negative or adversarial case: a fixture "
+                                "whose every case expects success cannot show that the skill "
+                                "ever says no"))
+
+    real_world = [case for case in fixture.cases if case.real_world]
+    if not real_world:
+        problems.append(Problem(shown, "/cases", 'no real-world case: mark a case that runs the '
+                                'skill\'s real entrypoint with "real_world": true'))
+    judgements = [_real_world_judgement(case) for case in real_world]
+    if real_world and not any(reason is None for reason in judgements):
+        for case, reason in zip(real_world, judgements, strict=True):
+            problems.append(Problem(shown, case.pointer + "/command",
+                                    f"real_world case {case.name!r} is not real-world: {reason}"))
+
+    for case in fixture.cases:
+        try:
+            verdict = triviality(case.command)
+        except CommandParseError as exc:
+            problems.append(Problem(shown, case.pointer + "/command",
+                                    f"cannot judge command of {case.name!r}: {exc}"))
+            continue
+        if verdict is not None:
+            problems.append(Problem(shown, case.pointer + "/command",
+                                    f"case {case.name!r} proves nothing: {verdict}"))
+    return problems
+
+
+def _real_world_judgement(case: Case) -> str | None:
+    """None when the case reaches a live path; otherwise why it does not."""
+    try:
+        entrypoint, explanation = real_world_entrypoint(case.command, case.cwd)
+        stubs = fixture_stub_inputs(case.command)
+    except CommandParseError as exc:
+        return f"its command cannot be parsed: {exc}"
+    if entrypoint is None:
+        return explanation
+    if stubs:
+        return (f"it feeds itself stub inputs ({', '.join(stubs)}); write real inputs with "
+                "the case's \"artifacts\" instead")
+    return None
+
+
+def _compliance_violations(fixture: Fixture, shown: str) -> list[Problem]:
+    problems: list[Problem] = []
+    failure_seeking = sum(case.type in FAILURE_SEEKING_TYPES for case in fixture.cases)
+    total = len(fixture.cases)
+    if failure_seeking * 2 <= total:
+        problems.append(Problem(shown, "/cases", f"compliance tier: {failure_seeking} of {total} "
+                                "cases are adversarial or negative; more than half must be"))
+
+    non_deterministic = []
+    for case in fixture.cases:
+        try:
+            sample = sampling(case.command)
+        except CommandParseError:
+            continue  # already reported by the skill rules
+        if not sample.non_deterministic:
+            continue
+        non_deterministic.append(case)
+        if sample.samples is None or sample.samples < COMPLIANCE_MINIMUM_SAMPLES:
+            seen = "no --samples" if sample.samples is None else f"--samples {sample.samples}"
+            problems.append(Problem(
+                shown, case.pointer + "/command",
+                f"compliance tier: non-deterministic case {case.name!r} "
+                f"({', '.join(sample.reasons)}) has {seen}; it must name --samples N with "
+                f"N >= {COMPLIANCE_MINIMUM_SAMPLES}",
+            ))
+    if not non_deterministic:
+        problems.append(Problem(shown, "/cases", "compliance tier: no non-deterministic case; at "
+                                "least one must sample fresh inputs every run (--samples N, a "
+                                "--seed that changes per run such as {random_seed}, or shell "
+                                "$RANDOM); a fixed --seed is deterministic"))
+    return problems

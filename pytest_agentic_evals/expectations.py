@@ -1,0 +1,341 @@
+"""Checking a finished trial against its case's ``expected`` object.
+
+Every expectation is checked and every failure is reported, not only the first. Built-in
+kinds are ``ExpectationKind`` objects like those plugins add through the
+``pytest_agentic_evals_expectation_kinds`` hook.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jsonpointer
+
+from .output import search_stream
+
+STREAMS = ("stdout", "stderr")
+# Artifacts are parsed whole; a bound keeps a runaway output file from exhausting memory.
+MAX_PARSED_ARTIFACT_BYTES = 256 * 1024 * 1024
+
+Check = Callable[[Any, "Observation"], list[str]]
+
+
+@dataclass(frozen=True)
+class ExpectationKind:
+    """One key of ``expected``: the schema of its value and how to check a trial against it."""
+
+    key: str
+    check: Check
+    schema: Mapping[str, Any] | None = None
+    """JSON Schema of the value; None for built-in kinds, declared in the shipped schema."""
+
+
+@dataclass
+class Observation:
+    """What a trial did, as expectation checks see it."""
+
+    exit_code: int | None
+    stdout_path: Path
+    stderr_path: Path
+    cwd: Path
+    """The trial's working directory; relative artifact paths resolve against it."""
+    workspace: Path
+    """The root of the trial's workspace; artifacts must stay inside it unless declared."""
+    needles: Mapping[str, tuple[frozenset[str], frozenset[str]]] = field(default_factory=dict)
+    """Per stream, the substrings and regexes known in advance, searched for in one pass."""
+    _searched: dict[str, tuple[set[str], set[str]]] = field(default_factory=dict)
+
+    def stream_path(self, stream: str) -> Path:
+        return self.stdout_path if stream == "stdout" else self.stderr_path
+
+    def contains(self, stream: str, substring: str) -> bool:
+        found, _ = self._search(stream, substrings=(substring,))
+        return substring in found
+
+    def matches(self, stream: str, pattern: str) -> bool:
+        _, matched = self._search(stream, patterns=(pattern,))
+        return pattern in matched
+
+    def _search(
+        self, stream: str, substrings: Sequence[str] = (), patterns: Sequence[str] = ()
+    ) -> tuple[set[str], set[str]]:
+        known_subs, known_patterns = self.needles.get(stream, (frozenset(), frozenset()))
+        if stream not in self._searched:
+            self._searched[stream] = search_stream(
+                self.stream_path(stream), known_subs, [re.compile(p) for p in known_patterns]
+            )
+        found, matched = self._searched[stream]
+        extra_subs = [s for s in substrings if s not in known_subs]
+        extra_patterns = [p for p in patterns if p not in known_patterns]
+        if extra_subs or extra_patterns:  # a plugin asked for something not declared up front
+            more_found, more_matched = search_stream(
+                self.stream_path(stream), extra_subs, [re.compile(p) for p in extra_patterns]
+            )
+            found |= more_found
+            matched |= more_matched
+        return found, matched
+
+    def resolve(self, relative: str, outside_allowed: bool = False) -> Path:
+        """The path of an artifact in this trial, refusing escapes from the workspace."""
+        path = Path(os.path.normpath(self.cwd / relative))
+        if not outside_allowed:
+            real = Path(os.path.realpath(path))
+            root = Path(os.path.realpath(self.workspace))
+            if real != root and root not in real.parents:
+                raise ArtifactError(f"{relative} resolves outside the trial workspace ({real})")
+        return path
+
+
+class ArtifactError(Exception):
+    """An artifact that cannot be read as asked; the message is the whole explanation."""
+
+
+def stream_needles(
+    expected: Mapping[str, Any], blocked_markers: Sequence[str]
+) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
+    needles = {}
+    for stream in STREAMS:
+        subs = set(expected.get(f"{stream}_contains", ())) | set(
+            expected.get(f"{stream}_excludes", ())
+        )
+        if stream == "stdout":
+            subs |= set(blocked_markers)
+        needles[stream] = (frozenset(subs), frozenset(expected.get(f"{stream}_matches", ())))
+    return needles
+
+
+def check_expectations(
+    expected: Mapping[str, Any], observation: Observation, kinds: Mapping[str, ExpectationKind]
+) -> list[str]:
+    """One message per failed expectation, in the order the fixture lists them."""
+    failures: list[str] = []
+    for key, value in expected.items():
+        kind = kinds.get(key)
+        if kind is None:  # the loader refuses unknown keys; reaching here is a plugin mismatch
+            failures.append(f"{key}: no expectation kind is registered for this key")
+            continue
+        failures += kind.check(value, observation)
+    return failures
+
+
+def _check_exit_code(value: int, observation: Observation) -> list[str]:
+    if observation.exit_code == value:
+        return []
+    seen = observation.exit_code
+    if seen is not None and seen < 0:
+        return [f"exit_code: expected {value}, the command was killed by signal {-seen}"]
+    return [f"exit_code: expected {value}, got {seen}"]
+
+
+def _stream_checker(stream: str, mode: str) -> Check:
+    def check(values: list[str], observation: Observation) -> list[str]:
+        failures = []
+        for value in values:
+            if mode == "contains" and not observation.contains(stream, value):
+                failures.append(f"{stream}_contains: {value!r} not found in {stream}")
+            elif mode == "excludes" and observation.contains(stream, value):
+                failures.append(f"{stream}_excludes: {value!r} found in {stream}")
+            elif mode == "matches" and not observation.matches(stream, value):
+                failures.append(f"{stream}_matches: no match for /{value}/ in {stream}")
+        return failures
+
+    return check
+
+
+def _checked_elsewhere(value: Any, observation: Observation) -> list[str]:
+    """``must_exercise`` is judged at load; blocked markers decide the outcome, not a check."""
+    return []
+
+
+def _check_artifacts(assertions: list[dict[str, Any]], observation: Observation) -> list[str]:
+    failures = []
+    for position, assertion in enumerate(assertions):
+        label = f"artifacts[{position}] {assertion['path']}"
+        if "json_pointer" in assertion:
+            label += f" {assertion['json_pointer'] or '(whole document)'}"
+        try:
+            problems = check_artifact(assertion, observation)
+            failures += [f"{label}: {problem}" for problem in problems]
+        except ArtifactError as exc:
+            failures.append(f"{label}: {exc}")
+    return failures
+
+
+_NEEDS_JSON = ("is_true", "is_type", "min_length")
+
+
+def check_artifact(assertion: Mapping[str, Any], observation: Observation) -> list[str]:
+    """Failures of one artifact assertion; raises ArtifactError when it cannot be evaluated."""
+    outside = bool(assertion.get("outside_workspace"))
+    path = observation.resolve(assertion["path"], outside)
+    must_be_absent = (
+        assertion.get("not_exists") is True
+        or assertion.get("absent") is True
+        or assertion.get("exists") is False
+    )
+    if not path.exists():
+        if must_be_absent or assertion.get("optional"):
+            return []
+        return ["file not found after the run"]
+    if must_be_absent:
+        return ["file exists but must not"]
+    if not path.is_file():
+        return ["is not a regular file"]
+
+    failures = []
+    size = path.stat().st_size
+    if "min_bytes" in assertion and size < assertion["min_bytes"]:
+        failures.append(f"min_bytes: expected at least {assertion['min_bytes']}, file has {size}")
+    if "sha256" in assertion:
+        digest = file_sha256(path)
+        if digest != assertion["sha256"].lower():
+            failures.append(f"sha256: expected {assertion['sha256'].lower()}, got {digest}")
+    if "content_is_empty" in assertion:
+        empty = _read_text(path).strip() == ""
+        if empty != assertion["content_is_empty"]:
+            failures.append("content_is_empty: file is " + ("empty" if empty else "not empty"))
+    if "lines_contain" in assertion:
+        lines = _read_text(path).splitlines()
+        for wanted in assertion["lines_contain"]:
+            if not any(wanted in line for line in lines):
+                failures.append(f"lines_contain: no line contains {wanted!r}")
+
+    needs_json = "json_pointer" in assertion or any(k in assertion for k in _NEEDS_JSON)
+    if "equals" in assertion and not isinstance(assertion["equals"], str):
+        needs_json = True
+    value: Any = _json_value(path, assertion.get("json_pointer", "")) if needs_json else None
+    if not needs_json:
+        value = _read_text(path)
+
+    if "equals" in assertion and not json_equal(value, assertion["equals"]):
+        failures.append(f"equals: expected {_show(assertion['equals'])}, got {_show(value)}"
+                        + _newline_hint(value, assertion["equals"]))
+    if "equals_artifact" in assertion:
+        other = assertion["equals_artifact"]
+        other_path = observation.resolve(other["path"], outside)
+        if not other_path.is_file():
+            failures.append(f"equals_artifact: {other['path']} not found after the run")
+        else:
+            if "json_pointer" in other or needs_json:
+                other_value = _json_value(other_path, other.get("json_pointer", ""))
+            else:
+                other_value = _read_text(other_path)
+            if not json_equal(value, other_value):
+                failures.append(f"equals_artifact: {_show(value)} differs from "
+                                f"{other['path']} {other.get('json_pointer', '')}: "
+                                f"{_show(other_value)}".rstrip())
+    if "is_true" in assertion and value is not assertion["is_true"]:
+        failures.append(f"is_true: expected {json.dumps(assertion['is_true'])}, got {_show(value)}")
+    if "is_type" in assertion and json_type(value) != assertion["is_type"] and not (
+        assertion["is_type"] == "number" and json_type(value) == "integer"
+    ):
+        failures.append(f"is_type: expected {assertion['is_type']}, got {json_type(value)}")
+    if "min_length" in assertion:
+        if not isinstance(value, (str, list, dict)):
+            failures.append(f"min_length: {json_type(value)} has no length")
+        elif len(value) < assertion["min_length"]:
+            failures.append(f"min_length: expected at least {assertion['min_length']}, "
+                            f"got {len(value)}")
+    if "matches_regex" in assertion:
+        text = value if isinstance(value, str) else json.dumps(value)
+        if not re.search(assertion["matches_regex"], text):
+            failures.append(f"matches_regex: /{assertion['matches_regex']}/ does not match "
+                            f"{_show(text)}")
+    return failures
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as stream:
+        while chunk := stream.read(1024 * 1024):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _read_bytes(path: Path) -> bytes:
+    if path.stat().st_size > MAX_PARSED_ARTIFACT_BYTES:
+        raise ArtifactError(f"file is larger than {MAX_PARSED_ARTIFACT_BYTES} bytes; "
+                            "only min_bytes and sha256 can check it")
+    return path.read_bytes()
+
+
+def _read_text(path: Path) -> str:
+    return _read_bytes(path).decode("utf-8", errors="replace")
+
+
+def _json_value(path: Path, pointer: str) -> Any:
+    try:
+        document = json.loads(_read_bytes(path))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ArtifactError(f"is not valid JSON ({exc})") from None
+    except RecursionError:
+        raise ArtifactError("is nested too deeply to parse") from None
+    try:
+        return jsonpointer.resolve_pointer(document, pointer)
+    except jsonpointer.JsonPointerException as exc:
+        raise ArtifactError(f"JSON pointer {pointer!r} does not resolve: {exc}") from None
+
+
+def json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        # 5550102.0 is written as a float: for value representations that difference matters.
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def json_equal(left: Any, right: Any) -> bool:
+    """Equality with JSON's types: ``true`` is not ``1``, ``"1"`` is not ``1``; 1 equals 1.0."""
+    if isinstance(left, bool) or isinstance(right, bool):
+        return isinstance(left, bool) and isinstance(right, bool) and left == right
+    if isinstance(left, (int, float)) and isinstance(right, (int, float)):
+        return left == right
+    if type(left) is not type(right):
+        return False
+    if isinstance(left, list):
+        return len(left) == len(right) and all(
+            json_equal(a, b) for a, b in zip(left, right, strict=True)
+        )
+    if isinstance(left, dict):
+        return left.keys() == right.keys() and all(json_equal(left[k], right[k]) for k in left)
+    return bool(left == right)
+
+
+def _show(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _newline_hint(seen: Any, wanted: Any) -> str:
+    if isinstance(seen, str) and isinstance(wanted, str) and seen.rstrip("\n") == wanted:
+        return " (the file ends with a newline; text is compared exactly)"
+    return ""
+
+
+def builtin_kinds() -> dict[str, ExpectationKind]:
+    kinds = [
+        ExpectationKind("exit_code", _check_exit_code),
+        ExpectationKind("must_exercise", _checked_elsewhere),
+        ExpectationKind("blocked_when_stdout_contains", _checked_elsewhere),
+        ExpectationKind("artifacts", _check_artifacts),
+    ]
+    for stream in STREAMS:
+        for mode in ("contains", "excludes", "matches"):
+            kinds.append(ExpectationKind(f"{stream}_{mode}", _stream_checker(stream, mode)))
+    return {kind.key: kind for kind in kinds}

@@ -1,0 +1,443 @@
+"""The pytest layer: collect fixtures as test files, one item per (case, trial), and gate.
+
+Under xdist the controller never collects. Trial results travel on test reports as plain
+dicts; each worker sends the catalog of what it collected and selected through
+``config.workeroutput``; the controller folds both and computes every verdict, exactly as a
+serial run does.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import uuid
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+
+from . import hookspecs
+from .expectations import ExpectationKind, builtin_kinds
+from .fixture import Case, Fixture, FixtureError, load_fixture
+from .report import build_fixture_report, session_report, write_json_atomically
+from .trial import BLOCKED, FAIL, RunSettings, TrialResult, run_trial
+from .verdicts import fixture_gate
+from .workspace import new_run_dir, runs_root
+
+STATE_KEY = pytest.StashKey["AgenticEvalsSession"]()
+CATALOG_KEY = "agentic_evals_catalog"
+RUN_ID_KEY = "agentic_evals_run_id"
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("agentic-evals", "agentic-evals: evaluate agent skills")
+    group.addoption("--agentic-evals", action="store_true", default=None,
+                    help="collect agentic_eval*.json fixtures and run their cases as trials")
+    group.addoption("--agentic-evals-report", metavar="PATH", default=None,
+                    help="write the JSON report here (atomically)")
+    group.addoption("--agentic-evals-report-only", action="store_true", default=None,
+                    help="report readiness without failing the session when not READY")
+    group.addoption("--agentic-evals-trials", metavar="N", default=None,
+                    help="trials per case (never below a fixture's minimum)")
+    group.addoption("--agentic-evals-timeout", metavar="SECONDS", default=None,
+                    help="default per-trial timeout (30 s)")
+    group.addoption("--agentic-evals-case", metavar="NAME", action="append", default=[],
+                    help="run only this case (repeatable); the run is then partial")
+    group.addoption("--agentic-evals-keep-workspaces", action="store_true", default=False,
+                    help="keep the private workspaces of passing trials too")
+    parser.addini("agentic_evals", type="bool", default=False,
+                  help="collect agentic-evals fixtures (like --agentic-evals)")
+    parser.addini("agentic_evals_files", type="args", default=["agentic_eval*.json"],
+                  help="glob patterns of fixture file names")
+    parser.addini("agentic_evals_report", default="", help="path of the JSON report")
+    parser.addini("agentic_evals_report_only", type="bool", default=False,
+                  help="report without gating the exit status")
+    parser.addini("agentic_evals_trials", default="", help="trials per case")
+    parser.addini("agentic_evals_timeout", default="", help="default per-trial timeout (s)")
+
+
+def _setting(config: pytest.Config, name: str) -> tuple[Any, str]:
+    """A setting from its option, else its ini value; with where it came from, for errors."""
+    value = config.getoption(name)
+    if value not in (None, [], ""):
+        return value, "--" + name.replace("_", "-")
+    return config.getini(name), f"ini {name}"
+
+
+def _number(config: pytest.Config, name: str, kind: type, minimum: float) -> Any:
+    raw, source = _setting(config, name)
+    if raw in (None, ""):
+        return None
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise pytest.UsageError(f"{source}: {raw!r} is not a valid {kind.__name__}") from None
+    if value < minimum:
+        raise pytest.UsageError(f"{source}: {raw!r} must be at least {minimum:g}")
+    return value
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "regression: verification of a retained regression (agentic-evals)"
+    )
+    enabled, _ = _setting(config, "agentic_evals")
+    if not enabled:
+        return
+    state = AgenticEvalsSession(config)
+    config.stash[STATE_KEY] = state
+    config.pluginmanager.register(state, "agentic-evals-session")
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(XdistController(state), "agentic-evals-xdist")
+
+
+class XdistController:
+    """Hooks that only exist when pytest-xdist is installed."""
+
+    def __init__(self, state: AgenticEvalsSession) -> None:
+        self.state = state
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput[RUN_ID_KEY] = self.state.run_id
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        catalog = getattr(node, "workeroutput", {}).get(CATALOG_KEY)
+        if catalog:
+            self.state.merge_catalog(catalog)
+
+
+class TrialFailed(Exception):
+    """A trial that did not meet its case's expectations."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+
+
+class AgenticEvalsSession:
+    """Per-session state: settings, the catalog of selected trials, and results."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.is_worker = hasattr(config, "workerinput")
+        self.run_id: str = (
+            config.workerinput[RUN_ID_KEY] if self.is_worker  # type: ignore[attr-defined]
+            else uuid.uuid4().hex[:12]
+        )
+        self.run_dir_in_use: IO[str] | None = None
+        if self.is_worker:
+            run_dir = runs_root() / f"run-{self.run_id}"
+            run_dir.mkdir(parents=True, exist_ok=True)
+        else:
+            run_dir, self.run_dir_in_use = new_run_dir(self.run_id)
+        timeout = _number(config, "agentic_evals_timeout", float, 0.001)
+        self.settings = RunSettings(
+            run_id=self.run_id,
+            run_dir=run_dir,
+            keep_passed_workspaces=bool(config.getoption("agentic_evals_keep_workspaces")),
+            **({"default_timeout": timeout} if timeout else {}),
+        )
+        self.trials_override: int | None = _number(config, "agentic_evals_trials", int, 1)
+        report_path, _ = _setting(config, "agentic_evals_report")
+        self.report_path = str(report_path) if report_path else None
+        self.report_only = bool(_setting(config, "agentic_evals_report_only")[0])
+        self.cases_wanted: list[str] = list(config.getoption("agentic_evals_case"))
+        self.patterns: list[str] = list(config.getini("agentic_evals_files"))
+        self._kinds: dict[str, ExpectationKind] | None = None
+        # nodeid of a fixture file -> the loaded fixture (collecting processes only)
+        self.fixtures: dict[str, Fixture] = {}
+        # nodeid of a fixture file -> {"path", "trials", "selected": {case: [trials]}}
+        self.catalog: dict[str, dict[str, Any]] = {}
+        self.unknown_cases: set[str] = set()
+        self.results: dict[str, dict[tuple[str, int], TrialResult]] = defaultdict(dict)
+        self.reports: list[dict[str, Any]] = []
+        self.gate_failures: list[str] = []
+
+    # -- expectation kinds -------------------------------------------------------------
+    @property
+    def kinds(self) -> dict[str, ExpectationKind]:
+        if self._kinds is None:
+            kinds = builtin_kinds()
+            for contributed in self.config.hook.pytest_agentic_evals_expectation_kinds():
+                for kind in contributed or ():
+                    if kind.key in kinds:
+                        raise pytest.UsageError(
+                            f"expectation kind {kind.key!r} is defined twice (by a plugin)"
+                        )
+                    kinds[kind.key] = kind
+            self._kinds = kinds
+        return self._kinds
+
+    @property
+    def extra_schemas(self) -> dict[str, Any]:
+        return {k: v.schema or {} for k, v in self.kinds.items() if k not in builtin_kinds()}
+
+    def trials_for(self, fixture: Fixture) -> int:
+        if self.trials_override is None:
+            return fixture.trials
+        return max(self.trials_override, fixture.minimum_trials)
+
+    # -- collection --------------------------------------------------------------------
+    def wants(self, file_path: Path, parent: pytest.Collector) -> bool:
+        if file_path.suffix != ".json":
+            return False
+        if parent.session.isinitpath(file_path):
+            return True
+        return any(fnmatch.fnmatch(file_path.name, pattern) for pattern in self.patterns)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        if not self.cases_wanted:
+            return
+        known = {item.case.name for item in items if isinstance(item, TrialItem)}
+        self.unknown_cases = set(self.cases_wanted) - known
+        keep, drop = [], []
+        for item in items:
+            unwanted = isinstance(item, TrialItem) and item.case.name not in self.cases_wanted
+            (drop if unwanted else keep).append(item)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        for nodeid, fixture in self.fixtures.items():
+            self.catalog[nodeid] = {
+                "path": str(fixture.path), "trials": self.trials_for(fixture), "selected": {},
+            }
+        for item in session.items:
+            if isinstance(item, TrialItem):
+                selected = self.catalog[item.parent.nodeid]["selected"]  # type: ignore[union-attr]
+                selected.setdefault(item.case.name, []).append(item.trial)
+        if self.is_worker:
+            self.config.workeroutput[CATALOG_KEY] = {  # type: ignore[attr-defined]
+                "fixtures": self.catalog, "unknown_cases": sorted(self.unknown_cases),
+            }
+
+    def merge_catalog(self, catalog: dict[str, Any]) -> None:
+        for nodeid, entry in catalog["fixtures"].items():
+            self.catalog.setdefault(nodeid, entry)
+        self.unknown_cases |= set(catalog["unknown_cases"])
+
+    # -- results -----------------------------------------------------------------------
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Iterator[None]:
+        report = yield
+        result = getattr(item, "agentic_result", None)
+        if call.when == "call" and result is not None:
+            report.agentic_evals = result  # type: ignore[attr-defined]
+        return report  # type: ignore[no-any-return]
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if self.is_worker:
+            return
+        key = _parse_trial_nodeid(report.nodeid)
+        if key is None:
+            return
+        fixture_nodeid, case, trial = key
+        result = getattr(report, "agentic_evals", None)
+        if result is not None:
+            self.results[fixture_nodeid][(case, trial)] = result
+        elif report.failed and (case, trial) not in self.results[fixture_nodeid]:
+            # A crashed worker's report carries none of our data: a failed trial, not nothing.
+            crashed = report.when == "???"
+            problem = ("the worker running this trial crashed" if crashed
+                       else f"trial did not complete ({report.when}): "
+                       + _first_line(str(report.longrepr)))
+            self.results[fixture_nodeid][(case, trial)] = {
+                "trial": trial, "outcome": FAIL, "exit_code": None, "duration_ms": 0,
+                "timed_out": False, "left_behind_processes": [], "problems": [problem],
+                "infrastructure": True,
+            }
+
+    # -- verdicts ----------------------------------------------------------------------
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> Iterator[None]:
+        if not self.is_worker:
+            self._finish(session, exitstatus)
+        return (yield)
+
+    def _finish(self, session: pytest.Session, exitstatus: int) -> None:
+        interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
+        for nodeid in sorted(set(self.results) - set(self.catalog)):
+            # Every worker that collected this fixture died before sending its catalog.
+            path = self.config.rootpath / nodeid
+            selected: dict[str, list[int]] = defaultdict(list)
+            for case, trial in self.results[nodeid]:
+                selected[case].append(trial)
+            self.catalog[nodeid] = {"path": str(path), "trials": None, "selected": selected}
+        for nodeid in sorted(self.catalog):
+            entry = self.catalog[nodeid]
+            fixture = self.fixtures.get(nodeid)
+            if fixture is None:
+                try:
+                    fixture = load_fixture(entry["path"], self.extra_schemas)
+                except FixtureError as exc:
+                    self.gate_failures.append(exc.describe())
+                    continue
+            report = build_fixture_report(
+                fixture, self.results.get(nodeid, {}), entry["selected"],
+                run_id=self.run_id, trial_count=entry["trials"] or self.trials_for(fixture),
+                interrupted=interrupted,
+            )
+            self.reports.append(report)
+        if self.unknown_cases:
+            self.gate_failures.append("unknown case(s): " + ", ".join(sorted(self.unknown_cases)))
+            if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+                session.exitstatus = pytest.ExitCode.USAGE_ERROR
+        if self.reports:
+            full = session_report(self.reports)
+            self.config.hook.pytest_agentic_evals_modify_report(report=full, config=self.config)
+            if self.report_path:
+                write_json_atomically(self.report_path, full)
+        for report in self.reports:
+            gate = fixture_gate(report)
+            if gate.counts and not gate.passed:
+                self.gate_failures.append(gate.reason)
+        if self.gate_failures and not self.report_only and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_unconfigure(self) -> None:
+        if self.run_dir_in_use is not None:
+            self.run_dir_in_use.close()  # the run is over: its directory may now be pruned
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.is_worker or not (self.reports or self.gate_failures):
+            return
+        write = terminalreporter.write_line
+        terminalreporter.section("agentic-evals")
+        for report in self.reports:
+            colour = {"green": True} if report["readiness"] == "READY" else {"red": True}
+            summary = report["summary"]
+            write(f"{report['readiness']:<16} {report['fixture']} (skill {report['skill']}): "
+                  f"{summary['passed']}/{summary['total']} cases passed, "
+                  f"{summary['failed']} failed, {summary['blocked']} blocked"
+                  + (", partial run" if report["selection"] == "partial" else ""), **colour)
+            for case in report["cases"]:
+                if case["outcome"] in (FAIL, BLOCKED):
+                    first = case["problems"][0] if case["problems"] else "no detail"
+                    kind = " [infrastructure]" if case.get("infrastructure_failure") else ""
+                    write(f"  {case['outcome']:<8} {case['name']}{kind}: {first}",
+                          red=case["outcome"] == FAIL, yellow=case["outcome"] == BLOCKED)
+        if self.report_path:
+            write(f"report: {self.report_path}")
+        if self.gate_failures:
+            verb = "would fail (report only)" if self.report_only else "failed"
+            write(f"agentic-evals: session {verb}, not READY:", red=True, bold=True)
+            for reason in self.gate_failures:
+                write(f"  {reason}", red=True)
+
+
+def _parse_trial_nodeid(nodeid: str) -> tuple[str, str, int] | None:
+    path, sep, name = nodeid.rpartition("::")
+    if not sep or not path.endswith(".json") or not name.endswith("]"):
+        return None
+    case, sep, trial = name[:-1].rpartition("[trial-")
+    if not sep or not trial.isdigit():
+        return None
+    return path, case, int(trial)
+
+
+def _first_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1].strip() if lines else "no detail"
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> FixtureFile | None:
+    state = parent.config.stash.get(STATE_KEY, None)
+    if state is None or not state.wants(file_path, parent):
+        return None
+    return FixtureFile.from_parent(parent, path=file_path)  # type: ignore[no-any-return]
+
+
+class FixtureFile(pytest.File):
+    """An agentic-evals fixture, collected like a test module."""
+
+    def collect(self) -> Iterator[TrialItem]:
+        state = self.config.stash[STATE_KEY]
+        try:
+            fixture = load_fixture(self.path, state.extra_schemas)
+        except FixtureError as exc:
+            raise self.CollectError(exc.describe()) from None
+        state.fixtures[self.nodeid] = fixture
+        trials = state.trials_for(fixture)
+        for case in fixture.cases:
+            for tag in case.tags:
+                self.config.addinivalue_line("markers", f"{tag}: tag of an agentic-evals case")
+            for trial in range(1, trials + 1):
+                yield TrialItem.from_parent(
+                    self, name=f"{case.name}[trial-{trial}]", fixture=fixture, case=case,
+                    trial=trial, trials=trials,
+                )
+
+
+class TrialItem(pytest.Item):
+    """One trial of one case."""
+
+    def __init__(
+        self, *, fixture: Fixture, case: Case, trial: int, trials: int, **kwargs: Any
+    ) -> None:
+        super().__init__(**kwargs)
+        self.fixture = fixture
+        self.case = case
+        self.trial = trial
+        self.trials = trials
+        self.agentic_result: TrialResult | None = None
+        self.extra_keyword_matches.update(case.tags)
+        for tag in case.tags:
+            self.add_marker(tag)
+
+    def runtest(self) -> None:
+        state = self.config.stash[STATE_KEY]
+        result = run_trial(self.fixture, self.case, self.trial, state.settings, state.kinds)
+        self.agentic_result = result
+        self.user_properties += [
+            ("case", self.case.name),
+            ("trial", str(self.trial)),
+            ("outcome", result["outcome"]),
+            ("evidence_class", self.case.evidence_class or "deterministic"),
+            ("duration_ms", str(result["duration_ms"])),
+        ]
+        if result["outcome"] == FAIL:
+            raise TrialFailed(self._failure_text(result))
+        if result["outcome"] == BLOCKED:
+            pytest.skip(result["problems"][0])
+
+    def _failure_text(self, result: TrialResult) -> str:
+        lines = [f"case {self.case.name!r}, trial {self.trial} of {self.trials}: FAIL"]
+        if result.get("argv"):
+            lines.append(f"command: {result['argv']}")
+        if result.get("workspace"):
+            lines.append(f"cwd: {result['workspace']['cwd']}")
+        lines += [f"  - {problem}" for problem in result["problems"]]
+        for stream in ("stdout", "stderr"):
+            captured = result.get(stream)
+            if not captured or not captured["bytes"]:
+                continue
+            text = captured["head"] + (
+                "\n[...]\n" if captured["truncated"] else ""
+            ) + captured["tail"]
+            lines.append(f"{stream} ({captured['bytes']} bytes):")
+            lines += ["  | " + line for line in text.rstrip("\n").splitlines()[-20:]]
+        if result.get("output_dir"):
+            lines.append(f"full output: {result['output_dir']}")
+        return "\n".join(lines)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, TrialFailed):
+            return excinfo.value.text
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"{self.case.name}[trial-{self.trial}]: {self.case.command}"
+

@@ -1,0 +1,472 @@
+"""Run one trial command with full process hygiene.
+
+A trial is an arbitrary command written by someone else, so the runner assumes the worst: it
+may print gigabytes, leave daemons behind, escape its process group with ``setsid`` or a double
+fork, ignore SIGTERM, or keep its stdout open forever.  :func:`run_process` contains all of that:
+
+* output goes straight to files, never through pipes, so runner memory stays bounded and a
+  survivor holding stdout open cannot make the runner wait for an EOF that never comes;
+* the trial runs in its own session, so the whole process group can be signalled at once;
+* every process of the trial inherits a unique tag in its environment, and after the run the
+  runner finds every live process carrying that tag by reading ``/proc/<pid>/environ`` and kills
+  it, which also catches processes that left the group or the session.
+
+Kept free of pytest imports so that it works the same outside a pytest session.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = [
+    "PROCESS_TAG_VARIABLE",
+    "LeftBehindProcess",
+    "ProcessResult",
+    "run_process",
+]
+
+PROCESS_TAG_VARIABLE = "AGENTIC_EVALS_PROCESS_TAG"
+
+_PROC = "/proc"
+# Survivors can fork between a scan and the kill, so the sweep repeats; the bound keeps a fork
+# bomb from trapping the runner forever.
+_SWEEP_ROUNDS = 50
+_SWEEP_PAUSE_SECONDS = 0.005
+_CONFIRMING_ROUNDS = 2
+_DEATH_WAIT_SECONDS = 5.0
+# After the group SIGKILL on timeout, group members need a moment to finish dying; without this
+# pause they would be reported as left behind although the group kill already got them.
+_GROUP_SETTLE_SECONDS = 1.0
+
+_HAVE_PIDFD = hasattr(os, "pidfd_open") and hasattr(signal, "pidfd_send_signal")
+
+
+@dataclass(frozen=True)
+class LeftBehindProcess:
+    """A process of a trial that was still alive after the trial's main process ended."""
+
+    pid: int
+    command: str  # /proc/<pid>/cmdline joined with spaces ("" if unreadable)
+
+
+@dataclass
+class ProcessResult:
+    """Outcome of one :func:`run_process` call."""
+
+    # Popen returncode: negative means killed by that signal; None when it never started.
+    exit_code: int | None
+    timed_out: bool
+    duration_ms: int
+    start_error: str | None
+    # Processes of this trial found alive after the main process was reaped (after the timeout
+    # kill sequence, if there was one); the runner killed all of them.
+    left_behind: list[LeftBehindProcess]
+    stdout_path: Path
+    stderr_path: Path
+    # True when survivors could be searched for (Linux /proc available).
+    stray_detection: bool
+
+
+def run_process(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout: float,
+    output_dir: Path,
+    grace_seconds: float = 1.0,
+) -> ProcessResult:
+    """Run ``argv`` (no shell) and return its outcome; no process of it survives this call.
+
+    ``env`` is the complete child environment (it is not merged with ``os.environ``); the
+    process tag is added to a copy.  ``duration_ms`` covers start to reaping of the main
+    process, including the kill sequence after a timeout but not the survivor sweep.
+    """
+    output_dir.mkdir(parents=True, exist_ok=True)
+    stdout_path = output_dir / "stdout"
+    stderr_path = output_dir / "stderr"
+    tag = uuid.uuid4().hex
+    entry = f"{PROCESS_TAG_VARIABLE}={tag}".encode()
+    child_env = dict(env)
+    child_env[PROCESS_TAG_VARIABLE] = tag
+    stray_detection = os.path.isdir(os.path.join(_PROC, "self"))
+
+    def not_started(message: str, started_at: float) -> ProcessResult:
+        return ProcessResult(
+            exit_code=None,
+            timed_out=False,
+            duration_ms=_elapsed_ms(started_at),
+            start_error=message,
+            left_behind=[],
+            stdout_path=stdout_path,
+            stderr_path=stderr_path,
+            stray_detection=stray_detection,
+        )
+
+    proc: subprocess.Popen[bytes] | None = None
+    finished = False
+    started_at = time.monotonic()
+    since_ticks = _ticks_now() - 1  # a tick of slack: start times are rounded down
+    try:
+        # The files are opened before the checks below so that they exist (empty) for every
+        # outcome, including commands that never start.
+        with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
+            if not argv:
+                finished = True
+                return not_started("empty command", started_at)
+            if not cwd.is_dir():
+                finished = True
+                return not_started(f"working directory not found: {cwd}", started_at)
+            try:
+                proc = subprocess.Popen(
+                    list(argv),
+                    cwd=cwd,
+                    env=child_env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=err,
+                    close_fds=True,
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                finished = True
+                return not_started(_describe_start_error(exc, argv[0], cwd), started_at)
+        # Popen made the child its own session leader, so its pid is also its group id.
+        pgid = proc.pid
+
+        timed_out = False
+        try:
+            exit_code = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            exit_code = _terminate_group(proc, pgid, grace_seconds)
+        duration_ms = _elapsed_ms(started_at)
+
+        left_behind: list[LeftBehindProcess] = []
+        if stray_detection:
+            if timed_out:
+                _settle_group(entry, pgid)
+            # Members still in the group (zombies included) hint that something outlived the
+            # main process; one pass may then miss a pid created while /proc was being listed.
+            left_behind = _sweep(entry, since_ticks, confirm=_group_exists(pgid))
+        # Also catches group members that dropped the tag from their environment.  The group id
+        # cannot have been recycled: pids are reused only after wrapping around pid_max.
+        _kill_group(pgid, stray_detection)
+        finished = True
+        return ProcessResult(
+            exit_code=exit_code,
+            timed_out=timed_out,
+            duration_ms=duration_ms,
+            start_error=None,
+            left_behind=left_behind,
+            stdout_path=stdout_path,
+            stderr_path=stderr_path,
+            stray_detection=stray_detection,
+        )
+    finally:
+        if not finished:
+            # Interrupted (Ctrl-C, pytest-timeout raising inside the wait, ...): nothing of the
+            # trial may outlive the runner's stack frame, so kill without a grace period.
+            _emergency_cleanup(proc, entry, stray_detection, since_ticks)
+
+
+def _elapsed_ms(started_at: float) -> int:
+    return int((time.monotonic() - started_at) * 1000)
+
+
+def _describe_start_error(exc: OSError, program: str, cwd: Path) -> str:
+    # subprocess reports a failed chdir in the child with the directory as the filename; the
+    # directory can vanish between our is_dir() check and the fork.
+    if exc.filename is not None and str(exc.filename) == str(cwd):
+        if isinstance(exc, FileNotFoundError):
+            return f"working directory not found: {cwd}"
+        return f"working directory not usable: {cwd} ({exc.strerror})"
+    if isinstance(exc, FileNotFoundError):
+        return f"command not found: {program}"
+    if isinstance(exc, PermissionError):
+        return f"not executable: {program} (permission denied)"
+    return f"could not start {program}: {exc.strerror or exc}"
+
+
+def _signal_group(pgid: int, sig: int) -> bool:
+    """Signal the group; False when it has no member left that the runner may signal."""
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        # An empty group is the normal case; EPERM would only mean that every remaining member
+        # changed credentials, and there is nothing more the runner can do then.
+        return False
+    return True
+
+
+def _kill_group(pgid: int, stray_detection: bool) -> None:
+    """SIGKILL the group and wait (bounded) until its members are dead."""
+    if not _signal_group(pgid, signal.SIGKILL):
+        return
+    deadline = time.monotonic() + _DEATH_WAIT_SECONDS
+    while time.monotonic() < deadline:
+        if stray_detection:
+            if not _group_has_live_member(pgid):
+                return
+        # Without /proc, signal 0 is the only probe; it may also count zombies, which is why
+        # the wait is bounded.
+        elif not _signal_group(pgid, 0):
+            return
+        time.sleep(_SWEEP_PAUSE_SECONDS)
+
+
+def _terminate_group(proc: subprocess.Popen[bytes], pgid: int, grace_seconds: float) -> int:
+    _signal_group(pgid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=max(grace_seconds, 0.0))
+    # Unconditional: even when the main process obeyed SIGTERM, other group members may not.
+    _signal_group(pgid, signal.SIGKILL)
+    # Unbounded on purpose: SIGKILL cannot be ignored, and returning without reaping would leave
+    # a zombie and an unknown exit code.
+    return proc.wait()
+
+
+def _emergency_cleanup(
+    proc: subprocess.Popen[bytes] | None, entry: bytes, stray_detection: bool, since_ticks: int
+) -> None:
+    if proc is not None:
+        _signal_group(proc.pid, signal.SIGKILL)
+        proc.wait()
+    if stray_detection:
+        # Runs even when Popen itself was interrupted after the fork and proc is unknown: the
+        # tag still identifies the child.
+        _sweep(entry, since_ticks)
+    if proc is not None:
+        _kill_group(proc.pid, stray_detection)
+
+
+# --- /proc scanning -------------------------------------------------------------------------
+
+
+def _has_entry(environ: bytes, entry: bytes) -> bool:
+    """True if the NUL-separated ``environ`` block holds exactly ``entry`` as one variable."""
+    start = 0
+    while True:
+        index = environ.find(entry, start)
+        if index < 0:
+            return False
+        end = index + len(entry)
+        # Bounds checks reject look-alikes such as a longer tag or the tag inside another value.
+        if (index == 0 or environ[index - 1] == 0) and (end == len(environ) or environ[end] == 0):
+            return True
+        start = index + 1
+
+
+def _read_environ(pid: int) -> bytes | None:
+    try:
+        with open(f"{_PROC}/{pid}/environ", "rb") as handle:
+            return handle.read()
+    except OSError:
+        # Vanished, or not ours to read: either way not something the sweep can act on.
+        return None
+
+
+def _group_of(pid: int) -> int | None:
+    state = _state(pid)
+    return None if state is None else state[1]
+
+
+def _state(pid: int) -> tuple[str, int] | None:
+    """(state letter, process group id) of ``pid``, or None when it no longer exists."""
+    try:
+        with open(f"{_PROC}/{pid}/stat", "rb") as handle:
+            raw = handle.read()
+    except OSError:
+        return None
+    # The command name in parentheses may itself contain spaces and parentheses, so split after
+    # the last closing parenthesis: "pid (comm) state ppid pgrp ...".
+    fields = raw[raw.rfind(b")") + 1 :].split()
+    try:
+        return fields[0].decode("ascii", "replace"), int(fields[2])
+    except (IndexError, ValueError):
+        return None
+
+
+def _is_tagged_alive(pid: int, entry: bytes) -> bool:
+    environ = _read_environ(pid)
+    if environ is None or not _has_entry(environ, entry):
+        return False
+    state = _state(pid)
+    # A zombie has already exited; only its parent's wait is missing.
+    return state is not None and state[0] != "Z"
+
+
+def _scan_pids(
+    entry: bytes, unsettled: list[int] | None = None, since_ticks: int = 0
+) -> Iterator[int]:
+    """Yield live, non-zombie processes carrying ``entry`` (never the runner itself).
+
+    A process in the middle of ``execve`` shows an empty environment for an instant, so a
+    survivor caught then would go unseen. When ``unsettled`` is given, live processes started
+    since ``since_ticks`` (clock ticks after boot) whose environment reads empty are appended
+    to it, so that the caller can look again.
+    """
+    own_pid = os.getpid()
+    try:
+        names = os.listdir(_PROC)
+    except OSError:
+        return
+    for name in names:
+        if not name.isdigit():
+            continue
+        pid = int(name)
+        if pid == own_pid:
+            continue
+        # environ is checked first: it rules out almost every process, so stat is only read for
+        # the few that match.
+        environ = _read_environ(pid)
+        if environ is None:
+            continue
+        if _has_entry(environ, entry):
+            state = _state(pid)
+            # A zombie has already exited; only its parent's wait is missing.
+            if state is not None and state[0] != "Z":
+                yield pid
+        elif not environ and unsettled is not None and _started_since(pid, since_ticks):
+            unsettled.append(pid)
+
+
+def _ticks_now() -> int:
+    """Clock ticks since boot, the unit of a process's start time in /proc/<pid>/stat."""
+    try:
+        with open(f"{_PROC}/uptime", "rb") as handle:
+            uptime = float(handle.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0
+    return int(uptime * os.sysconf("SC_CLK_TCK"))
+
+
+def _started_since(pid: int, since_ticks: int) -> bool:
+    """True for a live, non-zombie process that started at or after ``since_ticks``."""
+    try:
+        with open(f"{_PROC}/{pid}/stat", "rb") as handle:
+            raw = handle.read()
+        fields = raw[raw.rfind(b")") + 1 :].split()
+        return fields[0] != b"Z" and int(fields[19]) >= since_ticks
+    except (OSError, IndexError, ValueError):
+        return False
+
+
+def _group_has_live_member(pgid: int) -> bool:
+    # Reads every stat file, which is why this runs only after a group kill that hit someone.
+    try:
+        names = os.listdir(_PROC)
+    except OSError:
+        return False
+    for name in names:
+        if name.isdigit():
+            state = _state(int(name))
+            if state is not None and state[1] == pgid and state[0] != "Z":
+                return True
+    return False
+
+
+def _read_cmdline(pid: int) -> str:
+    try:
+        with open(f"{_PROC}/{pid}/cmdline", "rb") as handle:
+            raw = handle.read()
+    except OSError:
+        return ""
+    return " ".join(part.decode("utf-8", "replace") for part in raw.rstrip(b"\0").split(b"\0"))
+
+
+def _kill(pid: int, entry: bytes) -> None:
+    if _HAVE_PIDFD:
+        try:
+            pidfd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            return
+        except OSError:
+            pidfd = -1  # ENOSYS on old kernels, EMFILE under a fork storm: fall back to kill().
+        if pidfd >= 0:
+            try:
+                # The pidfd pins whichever process owns the pid now, which may be an unrelated
+                # one that recycled the pid since the scan; only signal it if it is tagged.
+                if _is_tagged_alive(pid, entry):
+                    signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            finally:
+                os.close(pidfd)
+            return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, signal.SIGKILL)
+
+
+def _settle_group(entry: bytes, pgid: int) -> None:
+    deadline = time.monotonic() + _GROUP_SETTLE_SECONDS
+    while time.monotonic() < deadline:
+        if not any(_group_of(pid) == pgid for pid in _scan_pids(entry)):
+            return
+        time.sleep(_SWEEP_PAUSE_SECONDS)
+
+
+def _group_exists(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _sweep(entry: bytes, since_ticks: int = 0, confirm: bool = False) -> list[LeftBehindProcess]:
+    """Kill every live process carrying ``entry``; return them in discovery order."""
+    found: dict[int, LeftBehindProcess] = {}
+    empty_rounds = 0
+    for _ in range(_SWEEP_ROUNDS):
+        unsettled: list[int] = []
+        if _sweep_round(entry, found, unsettled, since_ticks) or unsettled:
+            # A process mid-exec may be ours: look again once its environment is readable.
+            empty_rounds = 0
+        else:
+            empty_rounds += 1
+            # A clean trial costs one pass.  Once survivors were seen, one empty pass is weak
+            # evidence: a process that forks and exits can move to a pid the listing of that
+            # pass did not contain yet.
+            if (not found and not confirm) or empty_rounds >= _CONFIRMING_ROUNDS:
+                break
+        time.sleep(_SWEEP_PAUSE_SECONDS)
+    _wait_until_dead(list(found), _DEATH_WAIT_SECONDS)
+    return list(found.values())
+
+
+def _sweep_round(
+    entry: bytes, found: dict[int, LeftBehindProcess], unsettled: list[int], since_ticks: int
+) -> bool:
+    """One pass over /proc; True if any tagged process was alive (and was sent SIGKILL)."""
+    any_alive = False
+    # Kill on discovery rather than after the pass: a process that keeps forking and exiting
+    # gets less time to hand over to a new pid.
+    for pid in _scan_pids(entry, unsettled, since_ticks):
+        any_alive = True
+        if pid not in found:
+            # Read before the kill: a dead process has an empty cmdline.
+            found[pid] = LeftBehindProcess(pid=pid, command=_read_cmdline(pid))
+        _kill(pid, entry)
+    return any_alive
+
+
+def _wait_until_dead(pids: list[int], limit_seconds: float) -> None:
+    # Orphans are reaped by init (or a subreaper), not by us, so "dead" includes "zombie".
+    deadline = time.monotonic() + limit_seconds
+    pending = pids
+    while pending:
+        pending = [pid for pid in pending if (state := _state(pid)) is not None and state[0] != "Z"]
+        if not pending or time.monotonic() >= deadline:
+            return
+        time.sleep(_SWEEP_PAUSE_SECONDS)

@@ -1,0 +1,185 @@
+"""The JSON report (``agentic_evals.report.v2``) and its atomic writing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timezone
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from .fixture import Fixture, display_path
+from .trial import TrialResult
+from .verdicts import (
+    NOT_ESTABLISHED,
+    NOT_TESTED,
+    PASS,
+    CaseVerdict,
+    case_outcome,
+    case_readiness,
+    fixture_gate,
+    worst,
+)
+
+REPORT_SCHEMA = "agentic_evals.report.v2"
+SESSION_SCHEMA = "agentic_evals.session_report.v1"
+
+
+def build_fixture_report(
+    fixture: Fixture,
+    trials: Mapping[tuple[str, int], TrialResult],
+    selected: Mapping[str, Iterable[int]],
+    *,
+    run_id: str,
+    trial_count: int,
+    interrupted: bool = False,
+) -> dict[str, Any]:
+    """The report of one fixture from the trials that ran and the trials that were selected.
+
+    ``trials`` maps (case name, trial number) to a trial result; ``selected`` maps case names
+    to the trial numbers that were selected to run (absent or empty: deselected).
+    """
+    cases = []
+    verdicts = []
+    partial = interrupted
+    for case in fixture.cases:
+        chosen = sorted(set(selected.get(case.name, ())))
+        if len(chosen) < trial_count:
+            partial = True
+        results = [trials[(case.name, n)] for n in range(1, trial_count + 1)
+                   if (case.name, n) in trials]
+        outcome = case_outcome([result["outcome"] for result in results])
+        passed = sum(result["outcome"] == PASS for result in results)
+        problems, seen = [], set()
+        for result in results:
+            for problem in result.get("problems", ()):
+                if problem not in seen:  # the same failure in every trial is listed once
+                    seen.add(problem)
+                    problems.append(f"trial {result['trial']}: {problem}")
+        verdicts.append(CaseVerdict(case.name, case.required, outcome, len(chosen), len(results)))
+        cases.append({
+            "name": case.name,
+            "type": case.type,
+            "required": case.required,
+            "real_world": case.real_world,
+            "outcome": outcome,
+            "problems": problems,
+            "infrastructure_failure": any(r.get("infrastructure") for r in results
+                                          if r["outcome"] != PASS),
+            "argv": list(case.command),
+            "tags": list(case.tags),
+            "declared_evidence_class": case.evidence_class,
+            "effective_evidence_class": case.evidence_class or "deterministic",
+            # Live-run qualification is not assessed yet: nothing here is counted as live proof.
+            "live_qualified": None,
+            "evidence_disqualifiers": [],
+            "supports_claims": list(case.supports_claims),
+            "seams": list(case.seams),
+            "selected_trials": len(chosen),
+            "ran_trials": len(results),
+            "passed_trials": passed,
+            "pass_rate": round(passed / len(results), 4) if results else None,
+            "trials": results,
+        })
+
+    readiness_from_cases = case_readiness(verdicts, partial)
+    readiness = readiness_from_cases
+    notes = []
+    if fixture.data.get("capability_claims"):
+        notes.append("capability claims are declared but this version does not evaluate them, "
+                     "so no claim is proven")
+        readiness = worst([readiness_from_cases, NOT_ESTABLISHED])
+    if partial and not interrupted:
+        notes.append("partial run: not every case and trial was selected")
+    if interrupted:
+        notes.append("the run was interrupted")
+
+    report = {
+        "version": 2,
+        "schema": REPORT_SCHEMA,
+        "skill": fixture.skill,
+        "fixture": display_path(fixture.path),
+        "timestamp": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "run_id": run_id,
+        "fixture_sha256": fixture.sha256,
+        "repo": git_state(fixture.path.parent),
+        "trials": trial_count,
+        "eval_kind": fixture.eval_kind,
+        "eval_tier": fixture.eval_tier,
+        "proof_scope": fixture.data.get("proof_scope"),
+        "claims": fixture.data.get("claims"),
+        "readiness": readiness,
+        "case_readiness": readiness_from_cases,
+        "readiness_notes": notes,
+        "selection": "partial" if partial else "full",
+        "interrupted": interrupted,
+        "summary": summarize(cases),
+        "cases": cases,
+        "capability_readiness": {},
+        "evidence_disqualifiers": None,
+    }
+    gate = fixture_gate(report)
+    report["gate"] = {"counts": gate.counts, "passed": gate.passed, "reason": gate.reason}
+    return report
+
+
+def summarize(cases: list[dict[str, Any]]) -> dict[str, Any]:
+    def count(subset: list[dict[str, Any]]) -> dict[str, int]:
+        outcomes = [case["outcome"] for case in subset]
+        return {
+            "passed": outcomes.count(PASS),
+            "failed": outcomes.count("FAIL"),
+            "blocked": outcomes.count("BLOCKED"),
+            "not_tested": outcomes.count(NOT_TESTED),
+        }
+
+    return {"total": len(cases), **count(cases),
+            "required": count([case for case in cases if case["required"]])}
+
+
+def session_report(fixture_reports: list[dict[str, Any]]) -> dict[str, Any]:
+    """One fixture's report as is; several fixtures wrapped with their worst readiness."""
+    if len(fixture_reports) == 1:
+        return fixture_reports[0]
+    return {
+        "schema": SESSION_SCHEMA,
+        "readiness": worst(r["readiness"] for r in fixture_reports),
+        "fixtures": fixture_reports,
+    }
+
+
+@cache
+def git_state(directory: Path) -> dict[str, str] | None:
+    """The commit and ref a fixture was run at, when it lives in a git work tree."""
+    try:
+        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=directory, capture_output=True,
+                             text=True, timeout=10, stdin=subprocess.DEVNULL)
+        ref = subprocess.run(["git", "rev-parse", "--abbrev-ref", "HEAD"], cwd=directory,
+                             capture_output=True, text=True, timeout=10,
+                             stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if sha.returncode != 0:
+        return None
+    return {"sha": sha.stdout.strip(), "ref": ref.stdout.strip()}
+
+
+def write_json_atomically(path: str | os.PathLike[str], data: Any) -> None:
+    """Write JSON through a temporary file and a rename: readers see all of it or nothing."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            json.dump(data, stream, indent=2, ensure_ascii=False)
+            stream.write("\n")
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

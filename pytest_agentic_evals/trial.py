@@ -1,0 +1,254 @@
+"""Running one trial of one case: workspace, environment, process, expectations, outcome.
+
+The result is a plain dict (JSON types only) so that it can travel on a pytest report from
+an xdist worker to the controller unchanged.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import workspace as ws
+from .expectations import (
+    ArtifactError,
+    ExpectationKind,
+    Observation,
+    check_expectations,
+    file_sha256,
+    stream_needles,
+)
+from .fixture import Case, Fixture
+from .output import excerpt, secret_values
+from .process import ProcessResult, run_process
+
+PASS, FAIL, BLOCKED = "PASS", "FAIL", "BLOCKED"
+DEFAULT_TIMEOUT_SECONDS = 30.0
+# Variables of the runner's own Python or pytest that must not leak into a skill's run.
+_DROPPED_VARIABLES = frozenset({"VIRTUAL_ENV", "VIRTUAL_ENV_PROMPT", "PYTHONHOME"})
+_DROPPED_PREFIXES = ("PYTEST_", "AGENTIC_EVALS_")
+
+TrialResult = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    run_id: str
+    run_dir: Path
+    default_timeout: float = DEFAULT_TIMEOUT_SECONDS
+    keep_passed_workspaces: bool = False
+
+
+def trial_environment(
+    case: Case, trial: int, settings: RunSettings, scratch: Path, fixture_dir: Path
+) -> dict[str, str]:
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if name not in _DROPPED_VARIABLES and not name.startswith(_DROPPED_PREFIXES)
+    }
+    env.update({
+        "AGENTIC_EVALS_TRIAL": str(trial),
+        "AGENTIC_EVALS_TRIAL_DIR": str(scratch),
+        "AGENTIC_EVALS_RUN_ID": settings.run_id,
+        "AGENTIC_EVALS_FIXTURE_DIR": str(fixture_dir),
+        "AGENTIC_EVALS_TRAJECTORY": str(scratch / "trajectory.jsonl"),
+    })
+    env.update(case.env)
+    return env
+
+
+def expand_placeholders(argv: tuple[str, ...], values: Mapping[str, str]) -> list[str]:
+    expanded = []
+    for word in argv:
+        for name, value in values.items():
+            word = word.replace("{" + name + "}", value)
+        expanded.append(word)
+    return expanded
+
+
+def output_paths(case: Case) -> list[tuple[str, bool]]:
+    """Paths the case expects the command to produce, with their outside_workspace flag."""
+    inputs = {artifact.path for artifact in case.input_artifacts}
+    paths = []
+    for assertion in case.expected.get("artifacts", ()):
+        outside = bool(assertion.get("outside_workspace"))
+        for path in (assertion["path"], assertion.get("equals_artifact", {}).get("path")):
+            if path and path not in inputs:
+                paths.append((path, outside))
+    return paths
+
+
+def run_trial(
+    fixture: Fixture,
+    case: Case,
+    trial: int,
+    settings: RunSettings,
+    kinds: Mapping[str, ExpectationKind],
+) -> TrialResult:
+    trial_dir = settings.run_dir / ws.trial_dir_name(fixture, case, trial)
+    if trial_dir.exists():
+        shutil.rmtree(trial_dir)
+    scratch = trial_dir / "scratch"
+    scratch.mkdir(parents=True)
+    if case.workspace == "inplace":
+        with ws.exclusive(fixture.skill_dir):
+            workspace = ws.in_place(fixture, case)
+            return _run_in(workspace, fixture, case, trial, settings, kinds, trial_dir, scratch)
+    try:
+        workspace = ws.private_copy(fixture, case, trial_dir, settings.run_dir)
+    except (OSError, shutil.Error) as exc:
+        return _infrastructure_failure(trial, f"could not copy the skill directory: {exc}")
+    return _run_in(workspace, fixture, case, trial, settings, kinds, trial_dir, scratch)
+
+
+def _run_in(
+    workspace: ws.Workspace,
+    fixture: Fixture,
+    case: Case,
+    trial: int,
+    settings: RunSettings,
+    kinds: Mapping[str, ExpectationKind],
+    trial_dir: Path,
+    scratch: Path,
+) -> TrialResult:
+    problems = _prepare_files(workspace, case)
+    if problems:
+        return _infrastructure_failure(trial, *problems, workspace=workspace.to_dict())
+
+    seed = str(secrets.randbelow(2**31))
+    argv = expand_placeholders(case.command, {
+        "trial": str(trial),
+        "trial_dir": str(scratch),
+        "fixture_dir": str(workspace.fixture_dir),
+        "run_id": settings.run_id,
+        "random_seed": seed,
+    })
+    env = trial_environment(case, trial, settings, scratch, workspace.fixture_dir)
+    timeout = case.timeout_seconds or settings.default_timeout
+    process = run_process(argv, cwd=workspace.cwd, env=env, timeout=timeout,
+                          output_dir=trial_dir / "output")
+
+    observation = Observation(
+        exit_code=process.exit_code,
+        stdout_path=process.stdout_path,
+        stderr_path=process.stderr_path,
+        cwd=workspace.cwd,
+        workspace=workspace.root,
+        needles=stream_needles(case.expected, case.blocked_markers),
+    )
+    outcome, problems, markers = _judge(case, process, observation, kinds, timeout)
+    hidden = secret_values(env)
+    result: TrialResult = {
+        "trial": trial,
+        "outcome": outcome,
+        "exit_code": process.exit_code,
+        "duration_ms": process.duration_ms,
+        "timed_out": process.timed_out,
+        "left_behind_processes": [
+            {"pid": p.pid, "command": p.command} for p in process.left_behind
+        ],
+        "stray_detection": process.stray_detection,
+        "problems": problems,
+        # A command that could not start says nothing about the skill's capability.
+        "infrastructure": process.start_error is not None,
+        "blocked_markers_seen": markers,
+        "argv": argv,
+        "random_seed": int(seed),
+        "stdout": excerpt(process.stdout_path, hidden),
+        "stderr": excerpt(process.stderr_path, hidden),
+        "artifact_hashes": _artifact_hashes(case, observation),
+        "workspace": workspace.to_dict(),
+        "output_dir": str(trial_dir / "output"),
+    }
+    _clean_up(outcome, workspace, trial_dir, settings, result)
+    return result
+
+
+def _prepare_files(workspace: ws.Workspace, case: Case) -> list[str]:
+    """Remove stale outputs, then write input artifacts; return problems instead of raising."""
+    problems = []
+    probe = Observation(None, Path(), Path(), workspace.cwd, workspace.root)
+    for relative, outside in output_paths(case):
+        try:
+            ws.remove_path(probe.resolve(relative, outside))
+        except (ArtifactError, OSError) as exc:
+            problems.append(f"cannot clear expected output {relative}: {exc}")
+    for artifact in case.input_artifacts:
+        try:
+            target = probe.resolve(artifact.path, artifact.outside_workspace)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(artifact.text())
+        except (ArtifactError, OSError) as exc:
+            problems.append(f"cannot write input artifact {artifact.path}: {exc}")
+    return problems
+
+
+def _judge(
+    case: Case,
+    process: ProcessResult,
+    observation: Observation,
+    kinds: Mapping[str, ExpectationKind],
+    timeout: float,
+) -> tuple[str, list[str], list[str]]:
+    if process.start_error:
+        return FAIL, [process.start_error], []
+    hygiene = []
+    if process.timed_out:
+        hygiene.append(f"timed out after {timeout:g}s; the process group was killed")
+    if process.left_behind:
+        shown = ", ".join(f"pid {p.pid} ({p.command or '?'})" for p in process.left_behind)
+        hygiene.append(f"left {len(process.left_behind)} process(es) behind, killed: {shown}")
+    failures = check_expectations(case.expected, observation, kinds)
+    markers = [m for m in case.blocked_markers if observation.contains("stdout", m)]
+    if not hygiene and not failures:
+        return PASS, [], markers
+    if markers and failures and not hygiene:
+        blocked = f"blocked: precondition not met (stdout says {', '.join(map(repr, markers))})"
+        return BLOCKED, [blocked, *failures], markers
+    return FAIL, hygiene + failures, markers
+
+
+def _artifact_hashes(case: Case, observation: Observation) -> dict[str, str]:
+    hashes = {}
+    for relative, outside in output_paths(case):
+        try:
+            path = observation.resolve(relative, outside)
+            if path.is_file():
+                hashes[relative] = file_sha256(path)
+        except (ArtifactError, OSError):
+            continue
+    return hashes
+
+
+def _clean_up(
+    outcome: str, workspace: ws.Workspace, trial_dir: Path, settings: RunSettings,
+    result: TrialResult,
+) -> None:
+    """Keep what a person needs to debug a failure; drop what a passing trial left."""
+    keep = outcome != PASS or settings.keep_passed_workspaces
+    result["workspace"]["kept"] = keep or workspace.mode == "inplace"
+    if not keep:
+        shutil.rmtree(trial_dir, ignore_errors=True)
+        result["output_dir"] = None
+
+
+def _infrastructure_failure(
+    trial: int, *problems: str, workspace: dict[str, Any] | None = None
+) -> TrialResult:
+    return {
+        "trial": trial,
+        "outcome": FAIL,
+        "exit_code": None,
+        "duration_ms": 0,
+        "timed_out": False,
+        "left_behind_processes": [],
+        "problems": list(problems),
+        "infrastructure": True,
+        "workspace": workspace,
+    }

@@ -1,0 +1,101 @@
+"""Case outcomes, fixture readiness and the session gate, as plain functions over plain data."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+PASS, FAIL, BLOCKED, NOT_TESTED = "PASS", "FAIL", "BLOCKED", "NOT_TESTED"
+READY = "READY"
+USABLE_WITH_GAPS = "USABLE_WITH_GAPS"
+NOT_READY = "NOT_READY"
+NOT_ESTABLISHED = "NOT_ESTABLISHED"
+# From best to worst: a session's readiness is its worst fixture's.
+READINESS_ORDER = (READY, USABLE_WITH_GAPS, NOT_ESTABLISHED, NOT_READY)
+
+
+def case_outcome(trial_outcomes: Sequence[str]) -> str:
+    """PASS when every trial that ran passed; FAIL on any failure; BLOCKED otherwise."""
+    if not trial_outcomes:
+        return NOT_TESTED
+    if FAIL in trial_outcomes:
+        return FAIL
+    if BLOCKED in trial_outcomes:
+        return BLOCKED
+    return PASS
+
+
+@dataclass(frozen=True)
+class CaseVerdict:
+    name: str
+    required: bool
+    outcome: str
+    selected_trials: int
+    ran_trials: int
+
+
+def case_readiness(cases: Iterable[CaseVerdict], partial: bool) -> str:
+    """Readiness from required cases only; a partial run is never READY.
+
+    A required BLOCKED case is absence of evidence, not evidence of success, so it keeps the
+    fixture from READY like a failure does.
+    """
+    required = [case for case in cases if case.required]
+    if not any(case.outcome != NOT_TESTED for case in required):
+        return NOT_ESTABLISHED
+    if not partial and all(case.outcome == PASS for case in required):
+        return READY
+    if any(case.outcome == PASS for case in required):
+        return USABLE_WITH_GAPS
+    return NOT_READY
+
+
+def worst(readinesses: Iterable[str]) -> str:
+    ranked = [READINESS_ORDER.index(value) for value in readinesses]
+    return READINESS_ORDER[max(ranked)] if ranked else NOT_ESTABLISHED
+
+
+@dataclass(frozen=True)
+class Gate:
+    """Whether one fixture lets the session pass, and why not."""
+
+    counts: bool
+    """False when none of the fixture's cases was selected: it then cannot affect the exit."""
+    passed: bool
+    reason: str
+
+
+def fixture_gate(report: Mapping[str, Any]) -> Gate:
+    """READY passes; a partial run passes when every selected trial ran and passed."""
+    cases = report["cases"]
+    selected = [case for case in cases if case["selected_trials"] > 0]
+    name = report["fixture"]
+    if not selected:
+        return Gate(False, True, f"{name}: no case selected")
+    if report.get("interrupted"):
+        return Gate(True, False, f"{name}: the run was interrupted before every trial ran")
+    if report["selection"] == "partial":
+        bad = [case["name"] for case in selected
+               if case["outcome"] != PASS or case["ran_trials"] < case["selected_trials"]]
+        if bad:
+            return Gate(True, False, f"{name}: selected case(s) did not pass every trial: "
+                                     + ", ".join(bad))
+        return Gate(True, True, f"{name}: every selected case passed (partial run, not READY)")
+    if report["readiness"] == READY:
+        return Gate(True, True, f"{name}: READY")
+    return Gate(True, False, f"{name}: {report['readiness']}: {readiness_reason(report)}")
+
+
+def readiness_reason(report: Mapping[str, Any]) -> str:
+    """One line saying why a fixture is not READY."""
+    reasons = []
+    for outcome, label in ((FAIL, "failed"), (BLOCKED, "blocked"), (NOT_TESTED, "not tested")):
+        names = [c["name"] for c in report["cases"] if c["required"] and c["outcome"] == outcome]
+        if names:
+            reasons.append(f"required case(s) {label}: {', '.join(names)}")
+    for note in report.get("readiness_notes", ()):
+        reasons.append(note)
+    if not [c for c in report["cases"] if c["required"]]:
+        reasons.append("no required case")
+    return "; ".join(reasons) or "not every required case passed every trial"

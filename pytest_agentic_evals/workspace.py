@@ -1,0 +1,136 @@
+"""Where a trial runs: a private copy of the skill directory, or the real one under a lock.
+
+Trials must never see each other's files, also when xdist runs them at once, and a stale
+output from an earlier trial or run must never satisfy an artifact check.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from .fixture import Case, Fixture
+
+# Folders a skill does not need at run time: version control, dependency trees, caches.
+SKIPPED_NAMES = frozenset({
+    ".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".pytest_cache",
+    ".mypy_cache", ".ruff_cache", ".tox", ".nox", ".hypothesis", ".cache", ".eggs",
+})
+RUNS_KEPT = 3
+IN_USE_MARKER = ".in-use"
+
+
+@dataclass(frozen=True)
+class Workspace:
+    mode: str
+    root: Path
+    """The directory the trial sees as the skill directory."""
+    cwd: Path
+    fixture_dir: Path
+
+    def to_dict(self) -> dict[str, str]:
+        return {"mode": self.mode, "root": str(self.root), "cwd": str(self.cwd)}
+
+
+def runs_root() -> Path:
+    return Path(tempfile.gettempdir()) / f"agentic-evals-{os.getuid()}"
+
+
+def new_run_dir(run_id: str) -> tuple[Path, IO[str]]:
+    """A directory for this run's trials, and the handle that marks it in use.
+
+    Finished runs beyond the last few are removed. A run in progress (for example an outer run
+    whose trial starts a nested run) holds a shared lock on its marker file until the handle is
+    closed, and is never removed.
+    """
+    root = runs_root()
+    root.mkdir(parents=True, exist_ok=True)
+    run_dir = root / f"run-{run_id}"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    in_use = open(run_dir / IN_USE_MARKER, "w")  # noqa: SIM115 - held for the whole run
+    fcntl.flock(in_use, fcntl.LOCK_SH)
+    finished = []
+    for candidate in root.glob("run-*"):
+        if candidate != run_dir and candidate.is_dir() and not _in_use(candidate):
+            finished.append(candidate)
+    finished.sort(key=lambda path: path.stat().st_mtime)
+    for stale in finished[: max(0, len(finished) - (RUNS_KEPT - 1))]:
+        shutil.rmtree(stale, ignore_errors=True)
+    return run_dir, in_use
+
+
+def _in_use(run_dir: Path) -> bool:
+    try:
+        with open(run_dir / IN_USE_MARKER) as marker:
+            fcntl.flock(marker, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False  # no marker: a run of an older version, or already half removed
+    return False
+
+
+def _ignore(skip_below: Path | None):  # type: ignore[no-untyped-def]
+    def ignore(directory: str, names: list[str]) -> set[str]:
+        skipped = {name for name in names if name in SKIPPED_NAMES}
+        for name in names:
+            full = os.path.join(directory, name)
+            if name not in skipped and os.path.isfile(os.path.join(full, "pyvenv.cfg")):
+                skipped.add(name)  # a virtualenv under any name
+            if skip_below is not None and Path(full) == skip_below:
+                skipped.add(name)  # never copy the run directory into itself
+        return skipped
+
+    return ignore
+
+
+def private_copy(fixture: Fixture, case: Case, trial_dir: Path, run_dir: Path) -> Workspace:
+    root = trial_dir / "workspace"
+    shutil.copytree(
+        fixture.skill_dir, root, symlinks=True, ignore=_ignore(run_dir), dirs_exist_ok=False
+    )
+    return Workspace(
+        mode="copy",
+        root=root,
+        cwd=root / case.cwd.relative_to(fixture.skill_dir),
+        fixture_dir=root / fixture.path.parent.relative_to(fixture.skill_dir),
+    )
+
+
+def in_place(fixture: Fixture, case: Case) -> Workspace:
+    return Workspace("inplace", fixture.skill_dir, case.cwd, fixture.path.parent)
+
+
+@contextlib.contextmanager
+def exclusive(directory: Path) -> Iterator[None]:
+    """Serialize in-place trials of one directory across processes (xdist workers)."""
+    locks = runs_root() / "locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    name = hashlib.sha256(str(directory.resolve()).encode()).hexdigest()[:32]
+    with open(locks / f"{name}.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def trial_dir_name(fixture: Fixture, case: Case, trial: int) -> Path:
+    """A path unique per fixture file, case and trial, readable by a person."""
+    fixture_key = hashlib.sha256(str(fixture.path).encode()).hexdigest()[:10]
+    return Path(f"{fixture.skill_dir.name}-{fixture_key}") / case.name / f"trial-{trial}"
+
+
+def remove_path(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()

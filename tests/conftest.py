@@ -1,0 +1,99 @@
+"""Shared helpers: realistic skill folders and fixtures written to temporary directories."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+RUN_SH = """#!/usr/bin/env bash
+# A small skill: greets a name, refuses an empty one.
+if [ -z "${1:-}" ]; then echo "error: name required" >&2; exit 2; fi
+echo "hello, $1"
+"""
+
+
+def skill_fixture(**overrides: Any) -> dict[str, Any]:
+    """A fixture that keeps the anti-slush contract, for a skill whose run.sh greets."""
+    data: dict[str, Any] = {
+        "version": 2,
+        "skill": "greeter",
+        "trials": 2,
+        "cases": [
+            {
+                "name": "greets",
+                "type": "positive",
+                "real_world": True,
+                "command": ["bash", "../run.sh", "Ada"],
+                "expected": {"exit_code": 0, "stdout_contains": ["hello, Ada"]},
+            },
+            {
+                "name": "refuses-empty-name",
+                "type": "negative",
+                "command": ["bash", "../run.sh", ""],
+                "expected": {"exit_code": 2, "stderr_contains": ["name required"]},
+            },
+        ],
+    }
+    data.update(overrides)
+    return data
+
+
+class Skill:
+    """A skill folder with run.sh and fixtures/agentic_eval.json."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.fixtures = root / "fixtures"
+        self.fixtures.mkdir(parents=True, exist_ok=True)
+        run = root / "run.sh"
+        run.write_text(RUN_SH)
+        run.chmod(run.stat().st_mode | stat.S_IXUSR)
+        (root / "SKILL.md").write_text("---\nname: greeter\ndescription: greets\n---\n")
+
+    def write(self, data: Any, name: str = "agentic_eval.json") -> Path:
+        path = self.fixtures / name
+        text = data if isinstance(data, str) else json.dumps(data, indent=2)
+        path.write_text(text)
+        return path
+
+    def fixture(self, **overrides: Any) -> Path:
+        return self.write(skill_fixture(**overrides))
+
+
+@pytest.fixture
+def skill(tmp_path: Path) -> Skill:
+    return Skill(tmp_path / "greeter")
+
+
+@pytest.fixture
+def fixture_data() -> dict[str, Any]:
+    return copy.deepcopy(skill_fixture())
+
+
+def run_cli(
+    *args: str, cwd: Path | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """The real ``agentic-evals`` console script, as a user runs it."""
+    executable = Path(sys.executable).parent / "agentic-evals"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    return subprocess.run(
+        [str(executable), *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
+        stdin=subprocess.DEVNULL, env=env,
+    )
+
+
+def pid_alive(pid: int) -> bool:
+    """True when the process exists and is not a zombie."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+    return state != "Z"

@@ -1,0 +1,848 @@
+"""Structural judgement of fixture commands (pytest_agentic_evals.commands)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import stat
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_agentic_evals.commands import (
+    CommandParseError,
+    Sampling,
+    SimpleCommand,
+    fixture_stub_inputs,
+    real_world_entrypoint,
+    sampling,
+    simple_commands,
+    triviality,
+)
+
+
+def argvs(command: list[str]) -> list[tuple[str, ...]]:
+    return [simple.argv for simple in simple_commands(command)]
+
+
+def make_script(directory: Path, name: str, executable: bool = True) -> Path:
+    path = directory / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\necho hello\n")
+    mode = stat.S_IRUSR | stat.S_IWUSR
+    path.chmod(mode | stat.S_IXUSR if executable else mode)
+    return path
+
+
+# --------------------------------------------------------------------------------------------
+# simple_commands: shell unwrapping
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["bash", "-c", "echo hi"],
+        ["sh", "-c", "echo hi"],
+        ["zsh", "-c", "echo hi"],
+        ["dash", "-c", "echo hi"],
+        ["ksh", "-c", "echo hi"],
+        ["/bin/sh", "-c", "echo hi"],
+        ["/usr/bin/bash", "-c", "echo hi"],
+        ["/usr/local/bin/zsh", "-c", "echo hi"],
+        ["bash", "-lc", "echo hi"],
+        ["bash", "-ec", "echo hi"],
+        ["bash", "-euc", "echo hi"],
+        ["bash", "-xc", "echo hi"],
+        ["bash", "-ce", "echo hi"],
+        ["bash", "-e", "-c", "echo hi"],
+        ["bash", "-e", "-u", "-c", "echo hi"],
+        ["bash", "--norc", "-c", "echo hi"],
+        ["bash", "--login", "-c", "echo hi"],
+        ["bash", "--noprofile", "--norc", "-ec", "echo hi"],
+        ["bash", "--rcfile", "/dev/null", "-c", "echo hi"],
+        ["bash", "-o", "pipefail", "-c", "echo hi"],
+        ["bash", "+o", "xtrace", "-c", "echo hi"],
+        ["bash", "-euo", "pipefail", "-c", "echo hi"],
+        ["bash", "-O", "extglob", "-c", "echo hi"],
+        ["bash", "-c", "-e", "echo hi"],
+        ["sh", "-c", "--", "echo hi"],
+    ],
+)
+def test_shell_with_c_is_unwrapped(command: list[str]) -> None:
+    assert simple_commands(command) == [SimpleCommand(("echo", "hi"), "shell script")]
+
+
+def test_script_positional_arguments_are_not_commands() -> None:
+    assert argvs(["bash", "-c", "./run.sh \"$1\"", "argv0", "Ada"]) == [("./run.sh", "$1")]
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        (["bash", "run.sh"], [("bash", "run.sh")]),
+        (["bash", "run.sh", "--check", "x"], [("bash", "run.sh", "--check", "x")]),
+        (["bash", "-x", "run.sh"], [("bash", "-x", "run.sh")]),
+        (["sh", "-e", "scripts/go.sh"], [("sh", "-e", "scripts/go.sh")]),
+        (["bash"], [("bash",)]),
+    ],
+)
+def test_shell_without_c_is_one_simple_command(
+    command: list[str], expected: list[tuple[str, ...]]
+) -> None:
+    assert argvs(command) == expected
+    assert all(simple.origin == "argv" for simple in simple_commands(command))
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        (["bash", "-c", "sh -c 'echo hi'"], [("echo", "hi")]),
+        (["bash", "-c", "bash -lc \"sh -c './run.sh x'\""], [("./run.sh", "x")]),
+        (["sh", "-c", "echo a; bash -c 'echo b; ./run.sh'"], [("echo", "a"), ("echo", "b"),
+                                                              ("./run.sh",)]),
+        (["bash", "-c", "exec /bin/sh -ec 'true'"], [("true",)]),
+    ],
+)
+def test_nested_shells_are_unwrapped(
+    command: list[str], expected: list[tuple[str, ...]]
+) -> None:
+    assert argvs(command) == expected
+
+
+def test_origin_distinguishes_argv_from_script() -> None:
+    assert simple_commands(["./run.sh", "x"]) == [SimpleCommand(("./run.sh", "x"), "argv")]
+    assert simple_commands(["bash", "-c", "./run.sh x"]) == [
+        SimpleCommand(("./run.sh", "x"), "shell script")
+    ]
+
+
+# --------------------------------------------------------------------------------------------
+# simple_commands: prefixes
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["env", "./run.sh", "x"],
+        ["env", "FOO=1", "./run.sh", "x"],
+        ["env", "-i", "FOO=1", "BAR=2", "./run.sh", "x"],
+        ["env", "-u", "HOME", "./run.sh", "x"],
+        ["env", "--unset=HOME", "./run.sh", "x"],
+        ["env", "-C", "/tmp", "./run.sh", "x"],
+        ["env", "--", "./run.sh", "x"],
+        ["/usr/bin/env", "FOO=1", "./run.sh", "x"],
+        ["env", "-S", "./run.sh x"],
+        ["exec", "./run.sh", "x"],
+        ["command", "./run.sh", "x"],
+        ["nohup", "./run.sh", "x"],
+        ["nice", "./run.sh", "x"],
+        ["nice", "-n", "10", "./run.sh", "x"],
+        ["nice", "-n10", "./run.sh", "x"],
+        ["time", "./run.sh", "x"],
+        ["time", "-p", "./run.sh", "x"],
+        ["timeout", "30", "./run.sh", "x"],
+        ["timeout", "-s", "KILL", "-k", "5", "30s", "./run.sh", "x"],
+        ["timeout", "--signal=TERM", "--preserve-status", "1m", "./run.sh", "x"],
+        ["setsid", "./run.sh", "x"],
+        ["setsid", "-w", "./run.sh", "x"],
+        ["stdbuf", "-oL", "./run.sh", "x"],
+        ["stdbuf", "-o", "L", "-e", "0", "./run.sh", "x"],
+        ["sudo", "./run.sh", "x"],
+        ["sudo", "-u", "nobody", "-E", "./run.sh", "x"],
+        ["nice", "-n", "5", "timeout", "10", "env", "A=1", "nohup", "./run.sh", "x"],
+    ],
+)
+def test_prefixes_are_peeled(command: list[str]) -> None:
+    assert argvs(command) == [("./run.sh", "x")]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["env", "-i", "FOO=1", "bash", "-c", "./run.sh x"],
+        ["env", "FOO=1", "bash", "-c", "./run.sh x"],
+        ["bash", "-c", "exec ./run.sh x"],
+        ["bash", "-c", "FOO=1 BAR=2 ./run.sh x"],
+        ["bash", "-c", "env FOO=1 ./run.sh x"],
+        ["bash", "-c", "timeout 5 nice ./run.sh x"],
+        ["bash", "-c", "time ./run.sh x"],
+        ["bash", "-c", "eval './run.sh x'"],
+    ],
+)
+def test_prefixes_inside_scripts(command: list[str]) -> None:
+    assert argvs(command) == [("./run.sh", "x")]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["bash", "-c", "FOO=1"],
+        ["bash", "-c", "FOO=1 BAR=2"],
+        ["bash", "-c", "# only a comment"],
+        ["bash", "-c", ""],
+        ["bash", "-c", "\n\n  \n"],
+        ["sh", "-c", "exec > log.txt 2>&1"],
+    ],
+)
+def test_assignments_comments_and_redirections_alone_yield_nothing(command: list[str]) -> None:
+    assert simple_commands(command) == []
+
+
+def test_env_without_a_command_stays_a_command() -> None:
+    assert argvs(["env", "FOO=1"]) == [("env", "FOO=1")]
+
+
+def test_command_v_is_a_lookup_not_a_prefix() -> None:
+    assert argvs(["bash", "-c", "command -v git"]) == [("command", "-v", "git")]
+
+
+# --------------------------------------------------------------------------------------------
+# simple_commands: script splitting
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("script", "expected"),
+    [
+        ("echo a; ./b", [("echo", "a"), ("./b",)]),
+        ("echo a && ./b", [("echo", "a"), ("./b",)]),
+        ("echo a || ./b", [("echo", "a"), ("./b",)]),
+        ("echo a | ./b", [("echo", "a"), ("./b",)]),
+        ("echo a |& ./b", [("echo", "a"), ("./b",)]),
+        ("echo a & ./b", [("echo", "a"), ("./b",)]),
+        ("(echo a) && (./b)", [("echo", "a"), ("./b",)]),
+        ("echo a;./b", [("echo", "a"), ("./b",)]),
+        ("echo a&&./b", [("echo", "a"), ("./b",)]),
+        ("echo a\n./b", [("echo", "a"), ("./b",)]),
+        ("echo a\r\n./b\r\n", [("echo", "a"), ("./b",)]),
+        ("\n\necho a\n\n\n./b\n", [("echo", "a"), ("./b",)]),
+        ("echo a;\n./b", [("echo", "a"), ("./b",)]),
+        ("./b \\\n  --flag", [("./b", "--flag")]),
+        ("echo 'a; ./b'", [("echo", "a; ./b")]),
+        ('echo "a && ./b"', [("echo", "a && ./b")]),
+        ("echo a\\;b", [("echo", "a;b")]),
+        ("echo 'line1\nline2'", [("echo", "line1\nline2")]),
+        ("echo \"it's\"", [("echo", "it's")]),
+        ("echo ''", [("echo", "")]),
+        ("echo $'a\\'b'", [("echo", "a'b")]),
+    ],
+)
+def test_script_splitting(script: str, expected: list[tuple[str, ...]]) -> None:
+    assert argvs(["bash", "-c", script]) == expected
+
+
+@pytest.mark.parametrize(
+    ("script", "expected"),
+    [
+        ("./run.sh > out.txt 2>&1", [("./run.sh",)]),
+        ("./run.sh >out.txt 2>/dev/null", [("./run.sh",)]),
+        ("./run.sh >> log &> all", [("./run.sh",)]),
+        ("./run.sh < in.txt", [("./run.sh",)]),
+        ("./run.sh 2>&1 | tee log", [("./run.sh",), ("tee", "log")]),
+        ("./run.sh >&2", [("./run.sh",)]),
+        ("./run.sh <<< 'some text'", [("./run.sh",)]),
+        ("echo hi > run.sh", [("echo", "hi")]),
+        ("> out.txt", []),
+        ("./run.sh 1>out 2>>err 0<in", [("./run.sh",)]),
+    ],
+)
+def test_redirections_are_not_arguments(script: str, expected: list[tuple[str, ...]]) -> None:
+    assert argvs(["bash", "-c", script]) == expected
+
+
+def test_digits_separated_from_a_redirection_stay_arguments() -> None:
+    # "echo 2 > x" passes 2 to echo; "echo 2> x" redirects fd 2.
+    assert argvs(["bash", "-c", "echo 2 > x"]) == [("echo", "2")]
+    assert argvs(["bash", "-c", "echo 2> x"]) == [("echo",)]
+
+
+@pytest.mark.parametrize(
+    ("script", "expected"),
+    [
+        ("# setup\n./run.sh # trailing comment\n# end", [("./run.sh",)]),
+        ("echo a # ; ./b", [("echo", "a")]),
+        ("echo a#b", [("echo", "a#b")]),
+        ("echo '# not a comment'", [("echo", "# not a comment")]),
+        ("curl https://x.org/#frag", [("curl", "https://x.org/#frag")]),
+    ],
+)
+def test_comments(script: str, expected: list[tuple[str, ...]]) -> None:
+    assert argvs(["bash", "-c", script]) == expected
+
+
+@pytest.mark.parametrize(
+    ("script", "expected"),
+    [
+        ("if ./check; then echo ok; else echo no; fi", [("./check",), ("echo", "ok"),
+                                                         ("echo", "no")]),
+        ("if [ -f x ]; then ./run.sh; fi", [("[", "-f", "x", "]"), ("./run.sh",)]),
+        ("while ./poll; do sleep 1; done", [("./poll",), ("sleep", "1")]),
+        ("until ./poll\ndo\n  sleep 1\ndone", [("./poll",), ("sleep", "1")]),
+        ("for f in a b c; do ./run.sh $f; done", [("./run.sh", "$f")]),
+        ("for f in a b\ndo echo $f\ndone", [("echo", "$f")]),
+        ("for ((i=0; i<3; i++)); do ./run.sh; done", [("./run.sh",)]),
+        ("case $1 in a) echo a;; b|c) ./run.sh;; *) exit 1;; esac",
+         [("echo", "a"), ("./run.sh",), ("exit", "1")]),
+        ("{ echo a; ./b; }", [("echo", "a"), ("./b",)]),
+        ("! ./run.sh", [("./run.sh",)]),
+        ("[[ -f x && $y == z ]] && ./run.sh", [("[[", "-f", "x", "&&", "$y", "==", "z", "]]"),
+                                               ("./run.sh",)]),
+        ("(( n = 1 + 2 )); echo $n", [("echo", "$n")]),
+        ("greet() { ./run.sh \"$1\"; }; greet Ada", [("./run.sh", "$1")]),
+        ("function greet { echo hi; }", [("echo", "hi")]),
+        ("arr=(a b c); echo ${arr[1]}", [("echo", "${arr[1]}")]),
+    ],
+)
+def test_shell_keywords_are_skipped(script: str, expected: list[tuple[str, ...]]) -> None:
+    assert argvs(["bash", "-c", script]) == expected
+
+
+@pytest.mark.parametrize(
+    ("script", "expected"),
+    [
+        ("x=$(./run.sh); echo \"$x\"", [("./run.sh",), ("echo", "$x")]),
+        ('echo "$(./run.sh "a b")"', [("./run.sh", "a b"), ("echo", '$(./run.sh "a b")')]),
+        ("echo `./run.sh`", [("./run.sh",), ("echo", "`./run.sh`")]),
+        ("diff <(./a) <(./b)", [("./a",), ("./b",), ("diff", "<(./a)", "<(./b)")]),
+        ("echo $((1 + 2)) ${x:-a b}", [("echo", "$((1 + 2))", "${x:-a b}")]),
+        ('echo "\\$(not run)"', [("echo", "$(not run)")]),
+        ("echo '$(not run)'", [("echo", "$(not run)")]),
+    ],
+)
+def test_substitutions_contribute_commands(
+    script: str, expected: list[tuple[str, ...]]
+) -> None:
+    assert argvs(["bash", "-c", script]) == expected
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "cat <<EOF\nhello world; rm -rf /\nEOF\necho done",
+        "cat <<'EOF'\nit's $(not run)\nEOF\necho done",
+        "cat <<-EOF\n\thello world\n\tEOF\necho done",
+        'cat << "END" > out.txt\nbody ( with | operators\nEND\necho done',
+    ],
+)
+def test_heredoc_bodies_are_data(script: str) -> None:
+    commands = argvs(["bash", "-c", script])
+    assert commands[-1] == ("echo", "done")
+    assert commands[0][0] == "cat"
+    assert len(commands) == 2
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["bash", "-c", "echo 'unbalanced"],
+        ["bash", "-c", 'echo "unbalanced'],
+        ["sh", "-c", "./run.sh 'a\" b"],
+        ["bash", "-c", "bash -c \"echo 'x\""],
+        ["bash", "-c", "echo $(./run.sh"],
+        ["bash", "-c", "echo `date"],
+        ["bash", "-c", "echo ${x"],
+        ["env", "-S", "echo 'x"],
+    ],
+)
+def test_unbalanced_quoting_raises(command: list[str]) -> None:
+    with pytest.raises(CommandParseError) as info:
+        simple_commands(command)
+    assert "unbalanced" in str(info.value) or "unterminated" in str(info.value) or (
+        "quotation" in str(info.value)
+    )
+
+
+def test_unbalanced_quote_message_names_the_problem() -> None:
+    with pytest.raises(CommandParseError, match=r"unbalanced single quote"):
+        simple_commands(["bash", "-c", "echo 'oops"])
+
+
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        ([], "empty"),
+        (["bash", "-c"], "no script"),
+        (["sh", "-ec"], "no script"),
+        (["bash", "-c", "echo\x00"], "NUL"),
+    ],
+)
+def test_unusable_commands_raise(command: list[str], message: str) -> None:
+    with pytest.raises(CommandParseError, match=message):
+        simple_commands(command)
+
+
+def test_a_string_is_not_an_argv() -> None:
+    with pytest.raises(CommandParseError, match="argv list"):
+        simple_commands("echo hi")
+
+
+def test_deep_nesting_is_refused_not_crashed() -> None:
+    script = "echo " + "$(" * 60 + "true" + ")" * 60
+    with pytest.raises(CommandParseError, match="deep"):
+        simple_commands(["bash", "-c", script])
+
+
+def test_moderate_shell_nesting_is_unwrapped() -> None:
+    command = ["./run.sh"]
+    for _ in range(5):
+        command = ["bash", "-c", shlex.join(command)]
+    assert argvs(command) == [("./run.sh",)]
+
+
+# --------------------------------------------------------------------------------------------
+# triviality
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["echo", "ok"],
+        ["bash", "-c", "echo ok; true"],
+        ["bash", "-lc", "echo hi"],
+        ["/bin/sh", "-c", "printf x"],
+        ["env", "FOO=1", "bash", "-c", "true"],
+        ["echo", "run.sh"],
+        ["sh", "-c", "FOO=1; echo $FOO && exit 0"],
+        ["true"],
+        [":"],
+        ["/bin/echo", "ok"],
+        ["bash", "-c", "echo hi > run.sh"],
+        ["bash", "-c", "cat README.md | head -n 3 | wc -l"],
+        ["bash", "-c", "ls; pwd; tail -n1 x"],
+        ["bash", "-c", "test -x ./run.sh && [ -f run.sh ] && echo fine"],
+        ["bash", "-c", "sleep 1; exit 0"],
+        ["bash", "-c", "cd /tmp && export X=1 && set -e && unset X"],
+        ["bash", "-c", "read x; shift; wait; return 0"],
+        ["bash", "-c", "FOO=1"],
+        ["bash", "-c", "# nothing here"],
+        ["bash", "-c", "cat <<EOF\n./run.sh\nEOF"],
+        ["bash", "-c", "echo ok # ./run.sh"],
+        ["bash", "-c", "echo './run.sh; pytest'"],
+        ["bash", "-c", "if true; then echo yes; fi"],
+        ["env", "-i", "FOO=1", "bash", "-c", "echo $FOO"],
+        ["bash", "-c", "sh -c 'echo nested'"],
+        ["timeout", "5", "echo", "ok"],
+        ["bash", "-c", "command -v git"],
+        ["bash", "-c", "show() { echo hi; }; show"],
+    ],
+)
+def test_trivial_commands(command: list[str]) -> None:
+    reason = triviality(command)
+    assert reason is not None
+    assert reason.startswith("trivial:")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["bash", "run.sh"],
+        ["bash", "-c", "./run.sh --check"],
+        ["python3", "-m", "pytest"],
+        ["bash", "-c", "echo start; ./run.sh"],
+        ["curl", "https://example.org"],
+        ["./run.sh"],
+        ["bash", "-c", "./run.sh > out.txt 2>&1"],
+        ["bash", "-c", "echo $(./run.sh)"],
+        ["bash", "-c", "x=`./run.sh`"],
+        ["bash", "-c", "cat <(./run.sh)"],
+        ["bash", "-c", "echo ok\n./run.sh"],
+        ["bash", "-c", "if ./run.sh; then echo ok; fi"],
+        ["bash", "-c", "for f in $(./list.sh); do echo $f; done"],
+        ["env", "FOO=1", "sh", "-c", "exec ./run.sh"],
+        ["git", "status"],
+        ["jq", ".", "x.json"],
+        ["./echo", "ok"],
+        ["bash", "-c", "source ./lib.sh"],
+    ],
+)
+def test_non_trivial_commands(command: list[str]) -> None:
+    assert triviality(command) is None
+
+
+def test_triviality_message_lists_the_commands() -> None:
+    assert triviality(["bash", "-c", "echo ok; true"]) == (
+        "trivial: every simple command is a constant builtin (echo ok; true)"
+    )
+
+
+def test_empty_after_unwrapping_is_trivial() -> None:
+    reason = triviality(["sh", "-c", "A=1 B=2"])
+    assert reason is not None and "runs nothing" in reason
+
+
+# --------------------------------------------------------------------------------------------
+# real_world_entrypoint
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def skill(tmp_path: Path) -> Path:
+    """A skill folder: executable run.sh, a non-executable plain.sh, a python tool, fixtures."""
+    make_script(tmp_path, "run.sh")
+    make_script(tmp_path, "scripts/go")
+    make_script(tmp_path, "plain.sh", executable=False)
+    (tmp_path / "tool.py").write_text("print('tool')\n")
+    (tmp_path / "mypkg").mkdir()
+    (tmp_path / "mypkg" / "__main__.py").write_text("")
+    (tmp_path / "fixtures").mkdir()
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("command", "where", "kind"),
+    [
+        (["./run.sh"], ".", "executable"),
+        (["./run.sh", "--check"], ".", "executable"),
+        (["../run.sh"], "fixtures", "executable"),
+        (["scripts/go"], ".", "executable"),
+        (["./scripts/go"], ".", "executable"),
+        (["bash", "run.sh"], ".", "script"),
+        (["bash", "../run.sh", "Ada"], "fixtures", "script"),
+        (["sh", "-e", "./run.sh"], ".", "script"),
+        (["bash", "plain.sh"], ".", "script"),
+        (["bash", "-c", "./run.sh --check"], ".", "executable"),
+        (["bash", "-c", "echo start; ./run.sh"], ".", "executable"),
+        (["bash", "-c", "./run.sh > out.txt 2>&1"], ".", "executable"),
+        (["bash", "-lc", "cd scripts && ./go"], ".", "executable"),
+        (["bash", "-c", "cd .. && ./run.sh"], "fixtures", "executable"),
+        (["env", "-C", "scripts", "./go"], ".", "executable"),
+        (["python3", "tool.py"], ".", "script"),
+        (["python3.11", "-u", "tool.py"], ".", "script"),
+        (["python", "-W", "ignore", "tool.py"], ".", "script"),
+        (["python3", "-m", "mypkg"], ".", "module"),
+        (["uv", "run", "tool.py"], ".", "script"),
+        (["sh", "-c", "bash -c './run.sh'"], ".", "executable"),
+    ],
+)
+def test_real_world_scripts(skill: Path, command: list[str], where: str, kind: str) -> None:
+    entrypoint, explanation = real_world_entrypoint(command, skill / where)
+    assert entrypoint is not None, explanation
+    assert kind in entrypoint or kind in explanation
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["pytest"],
+        ["pytest", "-q", "tests/"],
+        ["py.test"],
+        ["python", "-m", "pytest"],
+        ["python3", "-m", "pytest", "-x"],
+        ["python3", "-m", "unittest", "discover"],
+        ["tox", "-e", "py311"],
+        ["nox"],
+        ["npm", "test"],
+        ["npm", "run", "test"],
+        ["npm", "run", "test:unit"],
+        ["yarn", "test"],
+        ["pnpm", "test"],
+        ["npx", "vitest", "run"],
+        ["npx", "jest"],
+        ["go", "test", "./..."],
+        ["cargo", "test"],
+        ["make", "test"],
+        ["make", "check"],
+        ["make", "-C", "sub", "-j", "4", "check"],
+        ["bats", "tests/"],
+        ["uv", "run", "pytest"],
+        ["uv", "run", "--with", "hypothesis", "python", "-m", "pytest"],
+        ["node", "--test"],
+        ["bash", "-c", "cd tests && pytest -q"],
+    ],
+)
+def test_test_runners_are_real_world(skill: Path, command: list[str]) -> None:
+    entrypoint, explanation = real_world_entrypoint(command, skill)
+    assert entrypoint is not None, explanation
+    assert "test runner" in entrypoint
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["curl", "https://example.org"],
+        ["curl", "-fsS", "http://localhost:8000/health"],
+        ["wget", "-qO-", "https://example.org/x.json"],
+        ["http", "GET", "https://api.example.org/v1"],
+        ["bash", "-c", "curl -s https://example.org | jq ."],
+    ],
+)
+def test_live_urls_are_real_world(skill: Path, command: list[str]) -> None:
+    entrypoint, explanation = real_world_entrypoint(command, skill)
+    assert entrypoint is not None, explanation
+    assert "URL" in entrypoint or "program" in entrypoint
+
+
+def test_curl_without_http_url_is_not_real_world(skill: Path) -> None:
+    entrypoint, explanation = real_world_entrypoint(["curl", "file:///etc/hosts"], skill)
+    assert entrypoint is None
+    assert "no http" in explanation
+
+
+def test_programs_on_path_are_real_world(skill: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bin_dir = skill / "bin"
+    make_script(bin_dir, "agentic-evals")
+    make_script(bin_dir, "sort")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    for command in (["agentic-evals", "validate", "x.json"], ["sort", "x"]):
+        entrypoint, explanation = real_world_entrypoint(command, skill)
+        assert entrypoint == f"program {command[0]}", explanation
+        assert str(bin_dir) in explanation
+
+
+@pytest.mark.parametrize(
+    ("command", "fragment"),
+    [
+        (
+            ["echo", "run.sh"],
+            "echo run.sh names no entrypoint: 'run.sh' is only an argument of echo",
+        ),
+        (["cat", "run.sh"], "'run.sh' is only an argument of cat"),
+        (["echo", "ok"], "constant builtin"),
+        (["bash", "-c", "echo ./run.sh"], "'./run.sh' is only an argument of echo"),
+        (["python3"], "no script"),
+        (["bash"], "no script"),
+        (["python3", "-c", "print(1)"], "inline code"),
+        (["node", "-e", "1"], "inline code"),
+        (["bash", "-s"], "stdin"),
+        (["python3", "-m", "nosuchmodule"], "not a test runner"),
+        (["definitely-not-a-program-xyz"], "not a program found on PATH"),
+        (["run.sh"], "write ./run.sh"),
+        (["./scripts"], "is a directory"),
+        (["bash", "-c", "FOO=1"], "runs nothing"),
+    ],
+)
+def test_not_real_world_explanations(skill: Path, command: list[str], fragment: str) -> None:
+    entrypoint, explanation = real_world_entrypoint(command, skill)
+    assert entrypoint is None
+    assert fragment in explanation
+
+
+def test_missing_script(skill: Path) -> None:
+    entrypoint, explanation = real_world_entrypoint(["./missing.sh"], skill)
+    assert entrypoint is None
+    assert explanation == f"script ./missing.sh does not exist (looked in {skill})"
+
+
+def test_missing_script_for_an_interpreter(skill: Path) -> None:
+    entrypoint, explanation = real_world_entrypoint(["bash", "missing.sh"], skill)
+    assert entrypoint is None
+    assert explanation == f"script missing.sh does not exist (looked in {skill})"
+
+
+def test_script_that_exists_but_is_not_executable(skill: Path) -> None:
+    entrypoint, explanation = real_world_entrypoint(["./plain.sh"], skill)
+    assert entrypoint is None
+    assert "exists but is not executable" in explanation
+    assert str(skill) in explanation
+
+
+def test_script_that_exists_and_is_executable(skill: Path) -> None:
+    entrypoint, explanation = real_world_entrypoint(["./run.sh"], skill)
+    assert entrypoint == "executable ./run.sh"
+    assert str(skill / "run.sh") in explanation
+
+
+def test_relative_paths_resolve_against_cwd(skill: Path) -> None:
+    assert real_world_entrypoint(["./run.sh"], skill / "fixtures")[0] is None
+    assert real_world_entrypoint(["../run.sh"], skill / "fixtures")[0] is not None
+    assert real_world_entrypoint(["bash", "-c", "./run.sh"], skill / "fixtures")[0] is None
+    assert real_world_entrypoint(["bash", "-c", "../run.sh"], skill / "fixtures")[0] is not None
+
+
+def test_cd_inside_a_subshell_does_not_leak(skill: Path) -> None:
+    entrypoint, explanation = real_world_entrypoint(
+        ["bash", "-c", "(cd scripts) && ./go"], skill
+    )
+    assert entrypoint is None
+    assert "does not exist" in explanation
+
+
+def test_cd_to_a_computed_directory_is_not_guessed(skill: Path) -> None:
+    entrypoint, explanation = real_world_entrypoint(["bash", "-c", 'cd "$DIR" && ./go'], skill)
+    assert entrypoint is None
+    assert "only known at run time" in explanation
+
+
+def test_explanation_covers_every_simple_command(skill: Path) -> None:
+    entrypoint, explanation = real_world_entrypoint(
+        ["bash", "-c", "echo start; ./missing.sh"], skill
+    )
+    assert entrypoint is None
+    assert "echo is a constant builtin" in explanation
+    assert "./missing.sh does not exist" in explanation
+
+
+def test_absolute_interpreter_path_without_script_is_not_real_world(skill: Path) -> None:
+    assert real_world_entrypoint(["/usr/bin/python3", "-c", "pass"], skill)[0] is None
+
+
+def test_absolute_script_path(skill: Path) -> None:
+    entrypoint, _ = real_world_entrypoint([str(skill / "run.sh")], skill / "fixtures")
+    assert entrypoint is not None
+
+
+# --------------------------------------------------------------------------------------------
+# fixture_stub_inputs
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "flagged"),
+    [
+        (["./run.sh", "fixtures/sample.json"], ["fixtures/sample.json"]),
+        (["./run.sh", "../fixtures/x"], ["../fixtures/x"]),
+        (["./run.sh", "/abs/skill/fixtures/in.csv"], ["/abs/skill/fixtures/in.csv"]),
+        (["./run.sh", "data/mock_response.json"], ["data/mock_response.json"]),
+        (["./run.sh", "--input", "stub.json"], ["stub.json"]),
+        (["./run.sh", "--input=stub.json"], ["--input=stub.json"]),
+        (["./run.sh", "--mock"], ["--mock"]),
+        (["./run.sh", "--use-fake-llm"], ["--use-fake-llm"]),
+        (["./run.sh", "--stub-server=http://localhost"], ["--stub-server=http://localhost"]),
+        (["./run.sh", "mocks/api"], ["mocks/api"]),
+        (["./run.sh", "MockServer.py"], ["MockServer.py"]),
+        (["./run.sh", "fakes/user.yaml"], ["fakes/user.yaml"]),
+        (["./run.sh", "__fixtures__/a.json"], ["__fixtures__/a.json"]),
+        (["bash", "-c", "./run.sh fixtures/a.json"], ["fixtures/a.json"]),
+        (["bash", "-c", "./run.sh < fixtures/in.txt"], ["fixtures/in.txt"]),
+        (["bash", "-c", "INPUT=fixtures/x.json ./run.sh"], ["fixtures/x.json"]),
+        (["env", "DATA=stub.json", "./run.sh"], ["stub.json"]),
+        (["bash", "-c", './run.sh "$1"', "_", "fixtures/a.json"], ["fixtures/a.json"]),
+        (["bash", "-c", "./run.sh $(cat fixtures/list)"], ["fixtures/list"]),
+        (["bash", "-c", "while read l; do ./run.sh $l; done < fixtures/names"],
+         ["fixtures/names"]),
+        (["python3", "-c", "open('fixtures/x.json')"], ["open('fixtures/x.json')"]),
+        (["./run.sh", "fixtures/a.json", "fixtures/a.json"], ["fixtures/a.json"]),
+    ],
+)
+def test_stub_inputs_are_flagged(command: list[str], flagged: list[str]) -> None:
+    assert fixture_stub_inputs(command) == flagged
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["./run.sh", "Ada"],
+        ["./run.sh", "mockingbird"],
+        ["./run.sh", "mockingbird.txt"],
+        ["./run.sh", "fake"],
+        ["./run.sh", "stub"],
+        ["./run.sh", "--no-mock"],
+        ["./run.sh", "--without-stubs"],
+        ["./run.sh", "data/real.json"],
+        ["./run.sh", "https://example.org/api"],
+        ["python3", "-c", "import unittest.mock"],
+        ["bash", "../run.sh", "Ada"],
+        ["bash", "-c", "./run.sh > fixtures/out.log"],
+        ["./run.sh", "--fixtures-dir-is-not-a-path"],
+        ["./run.sh", "-5"],
+    ],
+)
+def test_clean_inputs_are_not_flagged(command: list[str]) -> None:
+    assert fixture_stub_inputs(command) == []
+
+
+# --------------------------------------------------------------------------------------------
+# sampling
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "samples", "reasons"),
+    [
+        (["./run.sh", "--samples=5"], 5, ("--samples=5",)),
+        (["./run.sh", "--samples", "200"], 200, ("--samples 200",)),
+        (["./run.sh", "--samples", "3", "--samples=200"], 200, ("--samples 3", "--samples=200")),
+        (["./run.sh", "--samples", "N"], None, ("--samples N",)),
+        (["./run.sh", "--seed", "{random_seed}"], None, ("--seed {random_seed}",)),
+        (["./run.sh", "--seed={random_seed}"], None, ("--seed={random_seed}",)),
+        (["bash", "-c", "./run.sh --samples 7"], 7, ("--samples 7",)),
+        (["bash", "-c", "./run.sh --seed $(date +%s)"], None, ("--seed $(date +%s)",)),
+        (["bash", "-c", "./run.sh --seed `date +%N`"], None, ("--seed `date +%N`",)),
+        (["bash", "-c", "./run.sh --seed $EPOCHREALTIME"], None, ("--seed $EPOCHREALTIME",)),
+        (["bash", "-c", "./run.sh --seed=$SRANDOM"], None, ("--seed=$SRANDOM", "shell $SRANDOM")),
+        (["bash", "-c", "./run.sh --seed {random_seed}"], None, ("--seed {random_seed}",)),
+        (["bash", "-c", "N=$RANDOM; ./run.sh $N"], None, ("shell $RANDOM",)),
+        (["bash", "-c", "./run.sh ${RANDOM}"], None, ("shell $RANDOM",)),
+        (["bash", "-c", "./run.sh $(( RANDOM % 6 ))"], None, ("shell $RANDOM",)),
+        (["sh", "-c", "bash -c './run.sh $RANDOM'"], None, ("shell $RANDOM",)),
+    ],
+)
+def test_non_deterministic(
+    command: list[str], samples: int | None, reasons: tuple[str, ...]
+) -> None:
+    result = sampling(command)
+    assert result == Sampling(non_deterministic=True, samples=samples, reasons=reasons)
+
+
+def test_seed_random_in_a_shell_script() -> None:
+    result = sampling(["bash", "-c", "x --seed $RANDOM"])
+    assert result.non_deterministic
+    assert result.samples is None
+    assert "--seed $RANDOM" in result.reasons
+    assert "shell $RANDOM" in result.reasons
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["./run.sh"],
+        ["./run.sh", "--seed", "7"],
+        ["./run.sh", "--seed=7"],
+        ["bash", "-c", "./run.sh --seed 7"],
+        # argv words are not shell-expanded: without a shell $RANDOM is literal text.
+        ["./run.sh", "--seed", "$RANDOM"],
+        ["./run.sh", "$RANDOM"],
+        ["./run.sh", "--seed", "$(date)"],
+        ["bash", "-c", "./run.sh --seed $SEED"],
+        ["bash", "-c", "echo RANDOM"],
+        ["./run.sh", "--samples"],
+    ],
+)
+def test_deterministic(command: list[str]) -> None:
+    assert sampling(command) == Sampling(non_deterministic=False, samples=None, reasons=())
+
+
+def test_random_seed_placeholder_anywhere_varies() -> None:
+    result = sampling(["env", "SEED={random_seed}", "./run.sh"])
+    assert result.non_deterministic
+    assert any("{random_seed}" in reason for reason in result.reasons)
+
+
+# --------------------------------------------------------------------------------------------
+# Robustness
+# --------------------------------------------------------------------------------------------
+
+# Fragments that exercise the parser: operators, quotes, substitutions, keywords, heredocs.
+_FRAGMENTS = [
+    *"abc -./$(){}[]`'\"\\;&|<>#=\n\t*~!0129",
+    "bash -c ", "sh -lc '", "$(", "${", "$((", "<<EOF\n", "\nEOF\n", "<(", "case ", " in ",
+    " esac", "if ", " then ", " fi", "for ", " do ", " done", "[[ ", " ]]", "((", "))", "f() ",
+    "env -S ", "eval ", "cd ", "2>&1", "--seed ", "--samples=", "$RANDOM", "{random_seed}",
+    "fixtures/", "mock_", ".json",
+]
+_shellish = st.lists(st.sampled_from(_FRAGMENTS), max_size=25).map("".join)
+_words = st.one_of(
+    st.text(max_size=30),
+    _shellish,
+    st.sampled_from(["bash", "sh", "-c", "-lc", "-o", "env", "-S", "-C", "eval", "timeout"]),
+)
+_argvs = st.lists(_words, max_size=8)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_argvs)
+def test_analysis_never_fails_unexpectedly(argv: list[str]) -> None:
+    for analyse in (simple_commands, triviality, sampling, fixture_stub_inputs):
+        try:
+            result = analyse(argv)
+        except CommandParseError as exc:
+            assert str(exc)
+            continue
+        if analyse is simple_commands:
+            assert isinstance(result, list)
+            assert all(isinstance(command, SimpleCommand) for command in result)

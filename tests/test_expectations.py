@@ -1,0 +1,210 @@
+"""Expectation checks over real files: streams, artifacts, JSON pointers, JSON-typed equality."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_agentic_evals.expectations import (
+    Observation,
+    builtin_kinds,
+    check_expectations,
+    json_equal,
+    stream_needles,
+)
+from pytest_agentic_evals.output import excerpt, redact, search_stream, secret_values
+
+
+def observe(tmp_path: Path, stdout: bytes = b"", stderr: bytes = b"", exit_code: int = 0,
+            expected: dict[str, Any] | None = None) -> Observation:
+    (tmp_path / "stdout").write_bytes(stdout)
+    (tmp_path / "stderr").write_bytes(stderr)
+    workspace = tmp_path / "ws"
+    workspace.mkdir(exist_ok=True)
+    return Observation(exit_code, tmp_path / "stdout", tmp_path / "stderr", workspace, workspace,
+                       needles=stream_needles(expected or {}, ()))
+
+
+def check(tmp_path: Path, expected: dict[str, Any], **observed: Any) -> list[str]:
+    observation = observe(tmp_path, expected=expected, **observed)
+    return check_expectations(expected, observation, builtin_kinds())
+
+
+def test_every_failed_expectation_is_reported(tmp_path: Path) -> None:
+    failures = check(tmp_path, {
+        "exit_code": 0,
+        "stdout_contains": ["ready", "present"],
+        "stdout_excludes": ["secret"],
+        "stderr_matches": ["warn(ing)?"],
+    }, stdout=b"present and secret\n", exit_code=3)
+    assert failures == [
+        "exit_code: expected 0, got 3",
+        "stdout_contains: 'ready' not found in stdout",
+        "stdout_excludes: 'secret' found in stdout",
+        "stderr_matches: no match for /warn(ing)?/ in stderr",
+    ]
+
+
+def test_passing_expectations_report_nothing(tmp_path: Path) -> None:
+    assert check(tmp_path, {"exit_code": 0, "stdout_contains": ["ok"], "stderr_excludes": ["x"],
+                            "stdout_matches": ["^o"]}, stdout=b"ok\n") == []
+
+
+def test_signal_deaths_are_named(tmp_path: Path) -> None:
+    assert check(tmp_path, {"exit_code": 0}, exit_code=-9) == [
+        "exit_code: expected 0, the command was killed by signal 9"
+    ]
+
+
+def test_non_utf8_output_is_matched_with_replacement(tmp_path: Path) -> None:
+    assert check(tmp_path, {"exit_code": 0, "stdout_contains": ["done"]},
+                 stdout=b"\xff\xfe garbage \x80 done\n") == []
+
+
+def test_stream_search_finds_needles_across_chunk_boundaries(tmp_path: Path, monkeypatch) -> None:
+    import pytest_agentic_evals.output as output
+
+    monkeypatch.setattr(output, "CHUNK_BYTES", 16)
+    path = tmp_path / "stream"
+    path.write_bytes(b"a" * 30 + b"MARKER" + b"b" * 40)
+    found, _ = search_stream(path, ["MARKER", "absent"], [])
+    assert found == {"MARKER"}
+
+
+def write(workspace: Path, relative: str, content: Any) -> None:
+    path = workspace / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(content if isinstance(content, str) else json.dumps(content))
+
+
+def artifact_failures(tmp_path: Path, *assertions: dict[str, Any]) -> list[str]:
+    return check(tmp_path, {"exit_code": 0, "artifacts": list(assertions)})
+
+
+DOC = {"": "empty key", "a/b": 1, "m~n": 2, "list": [10, 20], "flag": True, "one": 1,
+       "text": "hello", "nested": {"id": "s-1"}, "float": 5550102.0}
+
+
+@pytest.mark.parametrize(
+    ("assertion", "failure"),
+    [
+        ({"json_pointer": "/", "equals": "empty key"}, None),
+        ({"json_pointer": "/a~1b", "equals": 1}, None),
+        ({"json_pointer": "/m~0n", "equals": 2}, None),
+        ({"json_pointer": "/list/1", "equals": 20}, None),
+        ({"json_pointer": "/one", "equals": True}, "equals: expected true, got 1"),
+        ({"json_pointer": "/flag", "equals": 1}, "equals: expected 1, got true"),
+        ({"json_pointer": "/one", "equals": "1"}, 'equals: expected "1", got 1'),
+        ({"json_pointer": "/flag", "is_true": True}, None),
+        ({"json_pointer": "/one", "is_true": True}, "is_true: expected true, got 1"),
+        ({"json_pointer": "/list", "is_type": "array", "min_length": 3},
+         "min_length: expected at least 3, got 2"),
+        ({"json_pointer": "/float", "is_type": "integer"}, "is_type: expected integer, got number"),
+        ({"json_pointer": "/one", "is_type": "number"}, None),
+        ({"json_pointer": "/list/-1", "equals": 20}, "does not resolve"),
+        ({"json_pointer": "/list/01", "equals": 20}, "does not resolve"),
+        ({"json_pointer": "/text/0", "equals": "h"}, "does not resolve"),
+        ({"json_pointer": "/missing", "exists": True}, "does not resolve"),
+        ({"json_pointer": "/text", "matches_regex": "^hel+o$"}, None),
+        ({"json_pointer": "", "is_type": "object"}, None),
+    ],
+)
+def test_json_pointer_assertions(
+    tmp_path: Path, assertion: dict[str, Any], failure: str | None
+) -> None:
+    write(tmp_path / "ws", "out/doc.json", DOC)
+    failures = artifact_failures(tmp_path, {"path": "out/doc.json", **assertion})
+    if failure is None:
+        assert failures == []
+    else:
+        assert len(failures) == 1 and failure in failures[0], failures
+
+
+def test_file_assertions(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    write(workspace, "log.txt", "start\ncleanup complete\n")
+    write(workspace, "empty.txt", "")
+    write(workspace, "a.json", {"session": "s-1"})
+    write(workspace, "b.json", {"sessionId": "s-1", "other": "s-2"})
+    import hashlib
+
+    digest = hashlib.sha256(b"start\ncleanup complete\n").hexdigest()
+    assert artifact_failures(
+        tmp_path,
+        {"path": "log.txt", "lines_contain": ["cleanup complete"], "min_bytes": 5,
+         "sha256": digest.upper(), "content_is_empty": False},
+        {"path": "empty.txt", "content_is_empty": True},
+        {"path": "gone.txt", "not_exists": True},
+        {"path": "gone.txt", "absent": True},
+        {"path": "gone.txt", "optional": True, "equals": "x"},
+        {"path": "a.json", "json_pointer": "/session",
+         "equals_artifact": {"path": "b.json", "json_pointer": "/sessionId"}},
+        {"path": "log.txt", "equals": "start\ncleanup complete\n"},
+    ) == []
+    failures = artifact_failures(
+        tmp_path,
+        {"path": "log.txt", "lines_contain": ["missing line"]},
+        {"path": "log.txt", "not_exists": True},
+        {"path": "gone.txt"},
+        {"path": "a.json", "json_pointer": "/session",
+         "equals_artifact": {"path": "b.json", "json_pointer": "/other"}},
+        {"path": "log.txt", "sha256": "0" * 64},
+        {"path": "log.txt", "equals": "start\ncleanup complete"},
+        {"path": "log.txt", "json_pointer": "/x", "equals": 1},
+    )
+    assert [f.split(":")[0] for f in failures] == [
+        "artifacts[0] log.txt", "artifacts[1] log.txt", "artifacts[2] gone.txt",
+        "artifacts[3] a.json /session", "artifacts[4] log.txt", "artifacts[5] log.txt",
+        "artifacts[6] log.txt /x",
+    ]
+    assert "no line contains 'missing line'" in failures[0]
+    assert "exists but must not" in failures[1]
+    assert "file not found after the run" in failures[2]
+    assert "differs from b.json /other" in failures[3]
+    assert "ends with a newline" in failures[5]
+    assert "is not valid JSON" in failures[6]
+
+
+def test_an_artifact_behind_a_symlink_out_of_the_workspace_fails(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "result.json").write_text("{}")
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "out").symlink_to(outside)
+    (failure,) = artifact_failures(tmp_path, {"path": "out/result.json"})
+    assert "resolves outside the trial workspace" in failure
+
+
+def test_json_equality_keeps_json_types() -> None:
+    assert json_equal(1, 1.0)
+    assert not json_equal(True, 1)
+    assert not json_equal(0, False)
+    assert not json_equal("1", 1)
+    assert not json_equal([1, True], [1, 1])
+    assert json_equal({"a": [1, {"b": None}]}, {"a": [1.0, {"b": None}]})
+    assert not json_equal({"a": 1}, {"a": 1, "b": 2})
+
+
+def test_excerpts_are_bounded_and_redacted(tmp_path: Path) -> None:
+    path = tmp_path / "out"
+    body = b"Authorization: Bearer abcdef123456789\n" + b"x" * 100_000 + b"\ntoken=hunter22 end"
+    path.write_bytes(body)
+    captured = excerpt(path, secret_values({"MY_API_KEY": "sk-live-0123456789"}))
+    assert captured["bytes"] == len(body)
+    assert captured["truncated"] is True
+    assert len(captured["head"]) + len(captured["tail"]) < 5000
+    assert "abcdef123456789" not in captured["head"]
+    assert "hunter22" not in captured["tail"]
+    assert "[REDACTED]" in captured["head"] and "[REDACTED]" in captured["tail"]
+
+
+def test_redaction_shapes() -> None:
+    text = redact('{"token": "abc123xyz", "name": "ok"} api_key=zzz PASSWORD=pw1 '
+                  "sk-live-0123456789",
+                  ["sk-live-0123456789"])
+    assert "abc123xyz" not in text and "zzz" not in text and "pw1" not in text
+    assert "sk-live" not in text
+    assert '"name": "ok"' in text

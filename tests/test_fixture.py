@@ -1,0 +1,360 @@
+"""The fixture loader and the anti-slush contract, as pure functions (no pytest session)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import Skill, skill_fixture
+from pytest_agentic_evals.fixture import Fixture, FixtureError, load_fixture
+
+DATA = Path(__file__).parent / "data"
+
+
+def problems_of(path: Path) -> list[str]:
+    with pytest.raises(FixtureError) as info:
+        load_fixture(path)
+    return [str(problem) for problem in info.value.problems]
+
+
+def pointers_of(path: Path) -> dict[str, str]:
+    with pytest.raises(FixtureError) as info:
+        load_fixture(path)
+    found: dict[str, str] = {}
+    for problem in info.value.problems:
+        earlier = found.get(problem.pointer)
+        found[problem.pointer] = f"{earlier} | {problem.message}" if earlier else problem.message
+    return found
+
+
+def test_a_fixture_that_keeps_the_contract_loads(skill: Skill) -> None:
+    fixture = load_fixture(skill.fixture())
+    assert [case.name for case in fixture.cases] == ["greets", "refuses-empty-name"]
+    assert fixture.trials == 2
+    assert fixture.skill_dir == skill.root
+    assert fixture.cases[0].cwd == skill.fixtures
+
+
+def test_json_syntax_error_names_line_and_column(skill: Skill) -> None:
+    path = skill.write('{\n  "version": 2,\n  "cases": [\n}')
+    (message,) = problems_of(path)
+    assert "invalid JSON at line 4, column 1" in message
+    assert str(path.name) in message
+
+
+def test_unreadable_and_missing_files_are_problems_not_tracebacks(skill: Skill) -> None:
+    (message,) = problems_of(skill.fixtures / "nope.json")
+    assert "cannot read fixture" in message
+    (message,) = problems_of(skill.fixtures)
+    assert "cannot read fixture" in message
+
+
+def test_not_utf8_and_duplicate_keys_are_rejected(skill: Skill) -> None:
+    path = skill.fixtures / "latin1.json"
+    path.write_bytes(b'{"version": 2, "skill": "caf\xe9"}')
+    assert "not UTF-8" in problems_of(path)[0]
+    path = skill.write('{"version": 2, "version": 2, "cases": []}')
+    assert any("duplicate key 'version'" in p for p in problems_of(path))
+
+
+def test_every_problem_is_reported_at_once_with_its_pointer(skill: Skill) -> None:
+    data = skill_fixture()
+    data["cases"][0]["expected"]["exit_code"] = True
+    data["cases"][0]["expected"]["stdout_contain"] = ["typo"]
+    data["cases"][1]["expected"]["stderr_contains"] = "name required"
+    data["cases"][1]["name"] = "has space"
+    data["trials"] = "3"
+    found = pointers_of(skill.write(data))
+    assert found["/cases/0/expected/exit_code"] == "true is a boolean, expected integer"
+    assert "did you mean 'stdout_contains'" in found["/cases/0/expected/stdout_contain"]
+    assert found["/cases/1/expected/stderr_contains"].endswith("expected array")
+    assert "cannot be used in a test id" in found["/cases/1/name"]
+    assert "expected integer" in found["/trials"]
+
+
+def test_unknown_keys_in_artifact_assertions_are_errors(fixture_data: dict, skill: Skill) -> None:
+    fixture_data["cases"][0]["expected"]["artifacts"] = [
+        {"path": "out.json", "json_pointer": "/a", "equal": 1}
+    ]
+    found = pointers_of(skill.write(fixture_data))
+    assert "unknown key 'equal'" in found["/cases/0/expected/artifacts/0/equal"]
+
+
+@pytest.mark.parametrize(
+    ("assertion", "fragment"),
+    [
+        ({"path": "o.json", "exists": True, "not_exists": True}, "exclude each other"),
+        ({"path": "o.json", "json_pointer": "a"}, "not an RFC 6901 JSON pointer"),
+        ({"path": "o.json", "json_pointer": "/a~2"}, "not an RFC 6901 JSON pointer"),
+        ({"path": "o.json", "matches_regex": "(unclosed"}, "invalid regular expression"),
+        ({"path": "../../escape.json"}, "resolves outside the workspace"),
+        ({"path": "/etc/passwd"}, "absolute artifact path"),
+        ({"path": "o.json", "is_type": "float"}, "is not one of"),
+    ],
+)
+def test_artifact_assertion_mistakes(
+    assertion: dict, fragment: str, fixture_data: dict, skill: Skill
+) -> None:
+    fixture_data["cases"][0]["expected"]["artifacts"] = [assertion]
+    messages = " | ".join(problems_of(skill.write(fixture_data)))
+    assert fragment in messages
+    assert "/cases/0/expected/artifacts/0" in messages
+
+
+def test_outside_workspace_must_be_declared(fixture_data: dict, skill: Skill) -> None:
+    fixture_data["cases"][0]["expected"]["artifacts"] = [
+        {"path": "/tmp/declared.json", "outside_workspace": True, "optional": True}
+    ]
+    load_fixture(skill.write(fixture_data))
+
+
+def test_a_symlink_out_of_the_workspace_is_refused(
+    fixture_data: dict, skill: Skill, tmp_path: Path
+) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (skill.root / "out").symlink_to(outside)
+    fixture_data["cases"][0]["expected"]["artifacts"] = [{"path": "../out/result.json"}]
+    messages = " | ".join(problems_of(skill.write(fixture_data)))
+    assert "through a symlink" in messages
+
+
+def test_duplicate_case_names(fixture_data: dict, skill: Skill) -> None:
+    fixture_data["cases"][1]["name"] = "greets"
+    found = pointers_of(skill.write(fixture_data))
+    assert "duplicate case name 'greets'" in found["/cases/1/name"]
+
+
+def test_must_exercise_is_checked_against_the_command(fixture_data: dict, skill: Skill) -> None:
+    fixture_data["cases"][0]["must_exercise"] = ["run.sh feature"]
+    found = pointers_of(skill.write(fixture_data))
+    assert "must_exercise 'run.sh feature'" in found["/cases/0/command"]
+    fixture_data["cases"][0]["must_exercise"] = ["../run.sh"]
+    load_fixture(skill.write(fixture_data))
+
+
+# -- the anti-slush contract ----------------------------------------------------------------
+
+
+def with_case(data: dict, **case: Any) -> dict:
+    data = copy.deepcopy(data)
+    base = {"name": "extra", "type": "positive", "expected": {"exit_code": 0}}
+    data["cases"].append({**base, **case})
+    return data
+
+
+@pytest.mark.parametrize(
+    ("command", "fragment"),
+    [
+        (["echo", "ok"], "proves nothing"),
+        (["bash", "-c", "echo ok; true"], "proves nothing"),
+        (["bash", "-lc", "echo hi"], "proves nothing"),
+        (["/bin/sh", "-c", "printf x"], "proves nothing"),
+        (["env", "FOO=1", "bash", "-c", "true"], "proves nothing"),
+    ],
+)
+def test_trivial_cases_are_rejected_by_name(
+    command: list[str], fragment: str, fixture_data: dict, skill: Skill
+) -> None:
+    found = pointers_of(skill.write(with_case(fixture_data, command=command)))
+    assert fragment in found["/cases/2/command"]
+    assert "'extra'" in found["/cases/2/command"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["bash", "-lc", "echo hi"],
+        ["/bin/sh", "-c", "printf x"],
+        ["env", "FOO=1", "bash", "-c", "true"],
+        ["echo", "run.sh"],
+        ["bash", "missing-script.sh"],
+    ],
+)
+def test_a_fake_real_world_case_is_not_real_world(
+    command: list[str], fixture_data: dict, skill: Skill
+) -> None:
+    fixture_data["cases"][0]["real_world"] = False
+    found = pointers_of(skill.write(with_case(fixture_data, command=command, real_world=True)))
+    assert "is not real-world" in found["/cases/2/command"]
+    assert "no real-world case" not in " ".join(found.values())
+
+
+def test_real_world_pointing_at_a_missing_script_says_so(fixture_data: dict, skill: Skill) -> None:
+    fixture_data["cases"][0]["command"] = ["bash", "../no-such-script.sh"]
+    found = pointers_of(skill.write(fixture_data))
+    assert "no-such-script.sh" in found["/cases/0/command"]
+    assert "not real-world" in found["/cases/0/command"]
+
+
+def test_real_world_feeding_itself_fixture_stubs_is_refused(
+    fixture_data: dict, skill: Skill
+) -> None:
+    (skill.fixtures / "stub_input.json").write_text("{}")
+    fixture_data["cases"][0]["command"] = ["bash", "../run.sh", "../fixtures/stub_input.json"]
+    found = pointers_of(skill.write(fixture_data))
+    assert "stub inputs" in found["/cases/0/command"]
+
+
+def test_each_skill_rule_rejects_what_breaks_it(fixture_data: dict, skill: Skill) -> None:
+    one_trial = {**fixture_data, "trials": 1}
+    assert "trials is 1" in pointers_of(skill.write(one_trial))["/trials"]
+    no_trials = {k: v for k, v in fixture_data.items() if k != "trials"}
+    assert "trials is not set" in pointers_of(skill.write(no_trials))["/trials"]
+
+    all_positive = copy.deepcopy(fixture_data)
+    all_positive["cases"][1]["type"] = "positive"
+    assert "no negative or adversarial" in pointers_of(skill.write(all_positive))["/cases"]
+
+    no_real_world = copy.deepcopy(fixture_data)
+    del no_real_world["cases"][0]["real_world"]
+    assert "no real-world case" in pointers_of(skill.write(no_real_world))["/cases"]
+
+
+def test_runner_selftest_and_scaffold_are_exempt_but_never_for_compliance(
+    skill: Skill,
+) -> None:
+    seed = json.loads((DATA / "seed_wiring_smoke.json").read_text())
+    messages = problems_of(skill.write(seed))
+    assert any("no negative or adversarial case" in m for m in messages)
+    assert any("no real-world case" in m for m in messages)
+    assert any("proves nothing" in m for m in messages)
+
+    for kind in ("runner_selftest", "scaffold"):
+        fixture = load_fixture(skill.write({**seed, "eval_kind": kind}))
+        assert isinstance(fixture, Fixture)
+        assert fixture.trials == 3
+
+    refused = {**seed, "eval_kind": "scaffold", "eval_tier": "compliance"}
+    found = pointers_of(skill.write(refused))
+    assert "compliance fixture can never be exempt" in found["/eval_kind"]
+
+
+def test_the_seed_example_from_the_users_documents(tmp_path: Path) -> None:
+    skill_dir = tmp_path / "example-skill" / "fixtures"
+    skill_dir.mkdir(parents=True)
+    shutil.copy(DATA / "seed_wiring_smoke.json", skill_dir / "agentic_eval.json")
+    messages = problems_of(skill_dir / "agentic_eval.json")
+    assert len(messages) == 3, messages
+
+
+# -- the compliance tier ---------------------------------------------------------------------
+
+
+def compliance_fixture(skill: Skill, sampled_command: list[str]) -> dict:
+    data = skill_fixture(eval_tier="compliance")
+    data["cases"].append({
+        "name": "sampled-attack", "type": "adversarial", "command": sampled_command,
+        "expected": {"exit_code": 0},
+    })
+    return data
+
+
+def test_compliance_fixture_that_keeps_every_rule_loads(skill: Skill) -> None:
+    (skill.root / "fuzz.sh").write_text("#!/bin/sh\nexit 0\n")
+    data = compliance_fixture(skill, ["bash", "../fuzz.sh", "--samples", "200", "--seed",
+                                      "{random_seed}"])
+    assert load_fixture(skill.write(data)).eval_tier == "compliance"
+
+
+@pytest.mark.parametrize(
+    ("sampled", "fragment"),
+    [
+        (["bash", "../fuzz.sh", "--samples=5"], "--samples 5"),
+        (["bash", "../fuzz.sh", "--seed", "{random_seed}"], "no --samples"),
+        (["bash", "-c", "../fuzz.sh --seed $RANDOM"], "no --samples"),
+    ],
+)
+def test_compliance_needs_fifty_samples(sampled: list[str], fragment: str, skill: Skill) -> None:
+    (skill.root / "fuzz.sh").write_text("#!/bin/sh\nexit 0\n")
+    found = pointers_of(skill.write(compliance_fixture(skill, sampled)))
+    assert fragment in found["/cases/2/command"]
+    assert "N >= 50" in found["/cases/2/command"]
+
+
+def test_a_fixed_seed_is_not_non_deterministic(skill: Skill) -> None:
+    (skill.root / "fuzz.sh").write_text("#!/bin/sh\nexit 0\n")
+    found = pointers_of(skill.write(compliance_fixture(skill, ["bash", "../fuzz.sh", "--seed",
+                                                               "7"])))
+    assert "no non-deterministic case" in found["/cases"]
+
+
+def test_compliance_needs_a_strict_majority_of_failure_seeking_cases(skill: Skill) -> None:
+    (skill.root / "fuzz.sh").write_text("#!/bin/sh\nexit 0\n")
+    data = compliance_fixture(skill, ["bash", "../fuzz.sh", "--samples", "60"])
+    data["cases"][2]["type"] = "positive"  # 1 of 3 failure-seeking
+    assert "1 of 3 cases" in pointers_of(skill.write(data))["/cases"]
+    data["cases"].append({**data["cases"][1], "name": "another-negative"})
+    data["cases"][2]["type"] = "positive"  # exactly half (2 of 4) is not a majority
+    assert "2 of 4 cases" in pointers_of(skill.write(data))["/cases"]
+
+
+# -- property: the loader never raises anything but FixtureError -----------------------------
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda children: st.lists(children, max_size=4)
+    | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=20,
+)
+FIELDS = ["version", "trials", "cases", "skill", "eval_kind", "eval_tier", "cwd", "env",
+          "workspace", "timeout_seconds"]
+CASE_FIELDS = ["name", "type", "command", "expected", "artifacts", "cwd", "env", "real_world",
+               "must_exercise", "tags", "timeout_seconds", "workspace"]
+
+
+# The skill folder is reused across examples on purpose: each example rewrites the fixture.
+FIXTURE_OK = [HealthCheck.function_scoped_fixture]
+
+
+def load_or_problems(path: Path) -> None:
+    try:
+        fixture = load_fixture(path)
+    except FixtureError as exc:
+        assert exc.problems
+        assert all(problem.message for problem in exc.problems)
+    else:
+        assert isinstance(fixture, Fixture)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=FIXTURE_OK)
+@given(document=json_values)
+def test_arbitrary_json_gives_a_fixture_or_problems(document: Any, skill: Skill) -> None:
+    load_or_problems(skill.write(json.dumps(document)))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=FIXTURE_OK)
+@given(
+    top=st.dictionaries(st.sampled_from(FIELDS), json_values, max_size=3),
+    case=st.dictionaries(st.sampled_from(CASE_FIELDS), json_values, max_size=3),
+    expected=st.dictionaries(st.text(max_size=12), json_values, max_size=3),
+    drop=st.sets(st.sampled_from(CASE_FIELDS), max_size=2),
+)
+def test_mutated_valid_fixtures_give_a_fixture_or_problems(
+    top: dict, case: dict, expected: dict, drop: set, skill: Skill
+) -> None:
+    data = skill_fixture()
+    data.update(top)
+    if isinstance(data.get("cases"), list) and data["cases"] and isinstance(data["cases"][0], dict):
+        target = data["cases"][0]
+        target.update(case)
+        for key in drop:
+            target.pop(key, None)
+        if isinstance(target.get("expected"), dict):
+            target["expected"].update(expected)
+    load_or_problems(skill.write(json.dumps(data)))
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=FIXTURE_OK)
+@given(raw=st.binary(max_size=64) | st.text(max_size=64).map(str.encode))
+def test_arbitrary_bytes_give_problems(raw: bytes, skill: Skill) -> None:
+    path = skill.fixtures / "raw.json"
+    path.write_bytes(raw)
+    load_or_problems(path)

@@ -1,0 +1,83 @@
+"""Case outcomes, readiness and the gate, as pure functions."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_agentic_evals.verdicts import (
+    BLOCKED,
+    FAIL,
+    NOT_ESTABLISHED,
+    NOT_READY,
+    NOT_TESTED,
+    PASS,
+    READY,
+    USABLE_WITH_GAPS,
+    CaseVerdict,
+    case_outcome,
+    case_readiness,
+    worst,
+)
+
+
+@pytest.mark.parametrize(
+    ("trials", "outcome"),
+    [
+        ([], NOT_TESTED),
+        ([PASS, PASS], PASS),
+        ([PASS, FAIL], FAIL),
+        ([PASS, BLOCKED], BLOCKED),
+        ([BLOCKED, FAIL], FAIL),
+    ],
+)
+def test_case_outcome(trials: list[str], outcome: str) -> None:
+    assert case_outcome(trials) == outcome
+
+
+def case(name: str, outcome: str, required: bool = True) -> CaseVerdict:
+    ran = 0 if outcome == NOT_TESTED else 2
+    return CaseVerdict(name, required, outcome, 2, ran)
+
+
+@pytest.mark.parametrize(
+    ("cases", "partial", "readiness"),
+    [
+        ([case("a", PASS), case("b", PASS)], False, READY),
+        ([case("a", PASS), case("b", FAIL)], False, USABLE_WITH_GAPS),
+        ([case("a", PASS), case("b", BLOCKED)], False, USABLE_WITH_GAPS),
+        ([case("a", BLOCKED)], False, NOT_READY),
+        ([case("a", FAIL), case("b", FAIL)], False, NOT_READY),
+        ([case("a", NOT_TESTED), case("b", NOT_TESTED)], False, NOT_ESTABLISHED),
+        ([case("a", PASS), case("b", FAIL, required=False)], False, READY),
+        ([case("a", PASS, required=False)], False, NOT_ESTABLISHED),
+        ([case("a", PASS), case("b", PASS)], True, USABLE_WITH_GAPS),
+        ([case("a", PASS), case("b", NOT_TESTED)], True, USABLE_WITH_GAPS),
+    ],
+)
+def test_case_readiness(cases: list[CaseVerdict], partial: bool, readiness: str) -> None:
+    assert case_readiness(cases, partial) == readiness
+
+
+outcomes = st.sampled_from([PASS, FAIL, BLOCKED, NOT_TESTED])
+
+
+@given(st.lists(st.tuples(outcomes, st.booleans()), max_size=8), st.booleans())
+def test_ready_only_when_every_required_case_fully_passed(
+    spec: list[tuple[str, bool]], partial: bool
+) -> None:
+    cases = [case(str(i), outcome, required) for i, (outcome, required) in enumerate(spec)]
+    readiness = case_readiness(cases, partial)
+    required = [c for c in cases if c.required]
+    if readiness == READY:
+        assert not partial and required and all(c.outcome == PASS for c in required)
+    if any(c.outcome in (FAIL, BLOCKED) for c in required):
+        assert readiness != READY
+
+
+def test_worst_readiness() -> None:
+    assert worst([READY, USABLE_WITH_GAPS]) == USABLE_WITH_GAPS
+    assert worst([READY, NOT_ESTABLISHED]) == NOT_ESTABLISHED
+    assert worst([NOT_ESTABLISHED, NOT_READY]) == NOT_READY
+    assert worst([]) == NOT_ESTABLISHED
