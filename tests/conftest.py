@@ -13,6 +13,10 @@ from typing import Any
 
 import pytest
 
+# The console script under test is the one installed next to this interpreter, also when the
+# virtualenv is not activated (fixtures that run `agentic-evals` find it on PATH).
+os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])
+
 RUN_SH = """#!/usr/bin/env bash
 # A small skill: greets a name, refuses an empty one.
 if [ -z "${1:-}" ]; then echo "error: name required" >&2; exit 2; fi

@@ -416,8 +416,10 @@ def test_missing_and_non_executable_programs_fail_with_a_reason(
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_crashed_worker_counts_as_a_failed_trial(
-    pytester: pytest.Pytester, mode: list[str]
+    pytester: pytest.Pytester, mode: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Only workers of the inner session may crash, never a worker running this test suite.
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
     pytester.makeconftest(
         """
         import os
