@@ -263,7 +263,8 @@ class AgenticEvalsSession:
     # -- verdicts ----------------------------------------------------------------------
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> Iterator[None]:
-        if not self.is_worker:
+        # --collect-only runs nothing, so there is no evidence to judge and nothing to gate.
+        if not self.is_worker and not self.config.option.collectonly:
             self._finish(session, exitstatus)
         return (yield)
 

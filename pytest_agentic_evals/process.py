@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import subprocess
 import time
@@ -144,7 +145,7 @@ def run_process(
 
         timed_out = False
         try:
-            exit_code = proc.wait(timeout=timeout)
+            exit_code = _wait(proc, timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
             exit_code = _terminate_group(proc, pgid, grace_seconds)
@@ -176,6 +177,29 @@ def run_process(
             # Interrupted (Ctrl-C, pytest-timeout raising inside the wait, ...): nothing of the
             # trial may outlive the runner's stack frame, so kill without a grace period.
             _emergency_cleanup(proc, entry, stray_detection, since_ticks)
+
+
+def _wait(proc: subprocess.Popen[bytes], timeout: float) -> int:
+    """Wait for the main process; raise TimeoutExpired after ``timeout`` seconds.
+
+    Popen.wait with a timeout polls with growing sleeps, so a quick command is noticed up to
+    milliseconds late; a pidfd becomes readable the moment the process exits.
+    """
+    if _HAVE_PIDFD:
+        try:
+            pidfd = os.pidfd_open(proc.pid)
+        except OSError:
+            pidfd = -1
+        if pidfd >= 0:
+            try:
+                poller = select.poll()
+                poller.register(pidfd, select.POLLIN)
+                if not poller.poll(max(0, int(timeout * 1000))):
+                    raise subprocess.TimeoutExpired(proc.args, timeout)
+            finally:
+                os.close(pidfd)
+            return proc.wait()
+    return proc.wait(timeout=timeout)
 
 
 def _elapsed_ms(started_at: float) -> int:

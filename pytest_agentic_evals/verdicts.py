@@ -80,7 +80,7 @@ def fixture_gate(report: Mapping[str, Any]) -> Gate:
                if case["outcome"] != PASS or case["ran_trials"] < case["selected_trials"]]
         if bad:
             return Gate(True, False, f"{name}: selected case(s) did not pass every trial: "
-                                     + ", ".join(bad))
+                                     + _some(bad))
         return Gate(True, True, f"{name}: every selected case passed (partial run, not READY)")
     if report["readiness"] == READY:
         return Gate(True, True, f"{name}: READY")
@@ -93,9 +93,16 @@ def readiness_reason(report: Mapping[str, Any]) -> str:
     for outcome, label in ((FAIL, "failed"), (BLOCKED, "blocked"), (NOT_TESTED, "not tested")):
         names = [c["name"] for c in report["cases"] if c["required"] and c["outcome"] == outcome]
         if names:
-            reasons.append(f"required case(s) {label}: {', '.join(names)}")
+            reasons.append(f"required case(s) {label}: {_some(names)}")
     for note in report.get("readiness_notes", ()):
         reasons.append(note)
     if not [c for c in report["cases"] if c["required"]]:
         reasons.append("no required case")
     return "; ".join(reasons) or "not every required case passed every trial"
+
+
+def _some(names: Sequence[str], shown: int = 8) -> str:
+    """A list of names for one line of text: the first few, then how many more."""
+    if len(names) <= shown:
+        return ", ".join(names)
+    return ", ".join(names[:shown]) + f" and {len(names) - shown} more"
