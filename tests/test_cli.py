@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from conftest import Skill, run_cli, skill_fixture
+from conftest import Skill, pid_alive, run_cli, skill_fixture
 from pytest_agentic_evals.fixture import load_fixture
 
 REPO = Path(__file__).resolve().parent.parent
@@ -139,3 +144,44 @@ def test_bundled_example_runs_ready() -> None:
     report = json.loads(result.stdout)
     assert report["readiness"] == "READY"
     assert report["summary"]["passed"] == 4
+
+
+def test_ctrl_c_during_run_stops_cleanly(skill: Skill, tmp_path: Path) -> None:
+    marker = f"cli-ctrl-c-{os.getpid()}"
+    data = skill_fixture()
+    data["cases"][0]["command"] = [
+        "bash", "-c", f"python3 -c 'import time; time.sleep(300)' {marker}; ../run.sh x"
+    ]
+    data["cases"][0]["timeout_seconds"] = 600
+    output = tmp_path / "report.json"
+    process = subprocess.Popen(
+        [str(Path(sys.executable).parent / "agentic-evals"), "run", str(skill.write(data)),
+         "--output", str(output)],
+        cwd=skill.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+        start_new_session=True,  # a terminal's Ctrl-C reaches the whole foreground group
+    )
+
+    def sleepers() -> list[int]:
+        found = []
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    if marker.encode() in (entry / "cmdline").read_bytes():
+                        found.append(int(entry.name))
+                except OSError:
+                    continue
+        return [pid for pid in found if pid_alive(pid)]
+
+    deadline = time.monotonic() + 60
+    while not sleepers() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert sleepers(), "the trial never started"
+    os.killpg(process.pid, signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr.decode()
+    assert "Traceback" not in stderr.decode()
+    assert not sleepers()
+    if output.exists():
+        assert json.loads(output.read_text())["interrupted"] is True
+    if stdout.strip():  # a report on stdout is whole JSON, never a fragment
+        assert json.loads(stdout)["interrupted"] is True

@@ -525,3 +525,21 @@ def _processes_with(marker: str) -> list[int]:
         if marker.encode() in cmdline and pid_alive(int(entry.name)):
             found.append(int(entry.name))
     return found
+
+
+def test_large_output_is_matched_to_its_last_byte(pytester: pytest.Pytester) -> None:
+    data = skill_fixture()
+    mib = 1024 * 1024
+    data["cases"][0]["command"] = [
+        "bash", "-c", f"../run.sh x; head -c {64 * mib} /dev/zero | tr '\\0' y; echo TAIL-MARKER"
+    ]
+    data["cases"][0]["expected"] = {"exit_code": 0, "stdout_contains": ["hello, x", "TAIL-MARKER"],
+                                    "stdout_matches": ["TAIL-MARK(ER)$"],
+                                    "stdout_excludes": ["never printed"]}
+    make_skill(pytester, data)
+    assert run(pytester).ret == 0
+    trial = read_report(pytester)["cases"][0]["trials"][0]
+    assert trial["stdout"]["bytes"] > 64 * mib
+    assert trial["stdout"]["truncated"] is True
+    assert trial["stdout"]["tail"].endswith("TAIL-MARKER\n")
+    assert len(trial["stdout"]["head"]) + len(trial["stdout"]["tail"]) < 10_000
