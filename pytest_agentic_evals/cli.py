@@ -92,9 +92,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_INPUT
 
     with tempfile.TemporaryDirectory(prefix="agentic-evals-run-") as scratch:
+        # A fresh scratch file, so that a report left by an earlier run is never mistaken
+        # for this run's; it is copied to --output below.
         report_path = Path(scratch) / "report.json"
         command = [sys.executable, "-m", "pytest", *args.fixtures, "--agentic-evals",
-                   "--agentic-evals-report", str(report_path)]
+                   "--agentic-evals-report", str(report_path),
+                   "--agentic-evals-report-unannounced"]
         command += [option for name in args.case for option in ("--agentic-evals-case", name)]
         if args.report_only:
             command.append("--agentic-evals-report-only")
@@ -112,10 +115,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if report is None:
         print(f"agentic-evals: no report was produced (pytest exited {status})", file=sys.stderr)
         return EXIT_INTERRUPTED if status in (2, EXIT_INTERRUPTED) else EXIT_INPUT
-    text = json.dumps(report, indent=2, ensure_ascii=False)
-    print(text)
+    print(json.dumps(report, indent=2, ensure_ascii=False))
     if args.output:
         write_json_atomically(args.output, report)
+        print(f"report: {args.output}", file=sys.stderr)
     if status == EXIT_INTERRUPTED or _interrupted(report):
         return EXIT_INTERRUPTED
     if status == 4:  # pytest usage error: bad pass-through arguments or settings

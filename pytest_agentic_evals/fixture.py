@@ -126,12 +126,14 @@ class Fixture:
 
 @cache
 def schema_text(name: str) -> str:
-    return resources.files(__package__).joinpath("schemas", f"{name}.schema.json").read_text()
+    return resources.files(__package__).joinpath(f"schemas/{name}.schema.json").read_text()
 
 
-def fixture_schema(extra_expectations: Mapping[str, Mapping[str, Any]] | None = None) -> dict:
+def fixture_schema(
+    extra_expectations: Mapping[str, Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
     """The fixture schema, with expectation kinds added by plugins allowed in ``expected``."""
-    schema: dict = json.loads(schema_text("fixture"))
+    schema: dict[str, Any] = json.loads(schema_text("fixture"))
     for key, value_schema in (extra_expectations or {}).items():
         schema["$defs"]["expected"]["properties"][key] = copy.deepcopy(dict(value_schema))
     return schema
@@ -157,7 +159,7 @@ def _inline_refs(node: Any, definitions: Mapping[str, Any]) -> Any:
     return node
 
 
-def _compile(schema: dict) -> Draft202012Validator:
+def _compile(schema: dict[str, Any]) -> Draft202012Validator:
     return Draft202012Validator(_inline_refs(schema, schema["$defs"]))
 
 

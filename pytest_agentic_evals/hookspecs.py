@@ -19,7 +19,7 @@ hookspec = pluggy.HookspecMarker("pytest")
 
 
 @hookspec
-def pytest_agentic_evals_expectation_kinds() -> list[ExpectationKind]:
+def pytest_agentic_evals_expectation_kinds() -> list[ExpectationKind] | None:
     """Return expectation kinds to accept in a case's ``expected`` object.
 
     Each :class:`~pytest_agentic_evals.expectations.ExpectationKind` names its key, gives the

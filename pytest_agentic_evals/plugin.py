@@ -8,6 +8,7 @@ serial run does.
 
 from __future__ import annotations
 
+import argparse
 import fnmatch
 import uuid
 from collections import defaultdict
@@ -40,6 +41,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="collect agentic_eval*.json fixtures and run their cases as trials")
     group.addoption("--agentic-evals-report", metavar="PATH", default=None,
                     help="write the JSON report here (atomically)")
+    group.addoption("--agentic-evals-report-unannounced", action="store_true", default=False,
+                    help=argparse.SUPPRESS)  # the CLI prints the report itself
     group.addoption("--agentic-evals-report-only", action="store_true", default=None,
                     help="report readiness without failing the session when not READY")
     group.addoption("--agentic-evals-trials", metavar="N", default=None,
@@ -200,7 +203,8 @@ class AgenticEvalsSession:
             return
         known = {item.case.name for item in items if isinstance(item, TrialItem)}
         self.unknown_cases = set(self.cases_wanted) - known
-        keep, drop = [], []
+        keep: list[pytest.Item] = []
+        drop: list[pytest.Item] = []
         for item in items:
             unwanted = isinstance(item, TrialItem) and item.case.name not in self.cases_wanted
             (drop if unwanted else keep).append(item)
@@ -236,7 +240,7 @@ class AgenticEvalsSession:
         result = getattr(item, "agentic_result", None)
         if call.when == "call" and result is not None:
             report.agentic_evals = result  # type: ignore[attr-defined]
-        return report  # type: ignore[no-any-return]
+        return report
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.is_worker:
@@ -250,7 +254,7 @@ class AgenticEvalsSession:
             self.results[fixture_nodeid][(case, trial)] = result
         elif report.failed and (case, trial) not in self.results[fixture_nodeid]:
             # A crashed worker's report carries none of our data: a failed trial, not nothing.
-            crashed = report.when == "???"
+            crashed = str(report.when) == "???"  # how xdist marks a crashed worker's trial
             problem = ("the worker running this trial crashed" if crashed
                        else f"trial did not complete ({report.when}): "
                        + _first_line(str(report.longrepr)))
@@ -330,7 +334,7 @@ class AgenticEvalsSession:
                     kind = " [infrastructure]" if case.get("infrastructure_failure") else ""
                     write(f"  {case['outcome']:<8} {case['name']}{kind}: {first}",
                           red=case["outcome"] == FAIL, yellow=case["outcome"] == BLOCKED)
-        if self.report_path:
+        if self.report_path and not self.config.getoption("agentic_evals_report_unannounced"):
             write(f"report: {self.report_path}")
         if self.gate_failures:
             verb = "would fail (report only)" if self.report_only else "failed"
@@ -358,7 +362,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> FixtureFil
     state = parent.config.stash.get(STATE_KEY, None)
     if state is None or not state.wants(file_path, parent):
         return None
-    return FixtureFile.from_parent(parent, path=file_path)  # type: ignore[no-any-return]
+    return FixtureFile.from_parent(parent, path=file_path)
 
 
 class FixtureFile(pytest.File):
