@@ -185,3 +185,48 @@ def test_ctrl_c_during_run_stops_cleanly(skill: Skill, tmp_path: Path) -> None:
         assert json.loads(output.read_text())["interrupted"] is True
     if stdout.strip():  # a report on stdout is whole JSON, never a fragment
         assert json.loads(stdout)["interrupted"] is True
+
+
+@pytest.mark.parametrize(
+    ("command", "words"),
+    [
+        (["bash", "-c", "echo ok; true"], "proves nothing"),
+        (["bash", "-lc", "echo hi"], "proves nothing"),
+        (["/bin/sh", "-c", "printf x"], "proves nothing"),
+        (["env", "FOO=1", "bash", "-c", "true"], "proves nothing"),
+        (["echo", "run.sh"], "is not real-world"),
+        (["bash", "../missing.sh"], "is not real-world"),
+    ],
+)
+def test_validate_refuses_self_serving_real_world_cases(
+    skill: Skill, command: list[str], words: str
+) -> None:
+    data = skill_fixture()
+    data["cases"][0]["command"] = command
+    result = run_cli("validate", str(skill.write(data)), cwd=skill.root)
+    assert result.returncode == 2
+    assert "/cases/0/command: " in result.stderr
+    assert words in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        ({"eval_kind": "scaffold"}, "compliance fixture can never be exempt"),
+        ({"sampled": ["../run.sh", "--samples=5"]}, "--samples 5"),
+        ({"sampled": ["../run.sh", "--seed", "7"]}, "no non-deterministic case"),
+    ],
+)
+def test_validate_enforces_the_compliance_tier(skill: Skill, extra: dict, words: str) -> None:
+    data = skill_fixture(eval_tier="compliance")
+    data["cases"].append({"name": "sampled", "type": "adversarial",
+                          "command": extra.pop("sampled", ["../run.sh", "--samples", "60"]),
+                          "expected": {"exit_code": 0}})
+    data.update(extra)
+    result = run_cli("validate", str(skill.write(data)), cwd=skill.root)
+    assert result.returncode == 2
+    assert words in result.stderr
+    data["eval_kind"] = "skill"
+    data["cases"][2]["command"] = ["../run.sh", "--samples", "60", "--seed", "{random_seed}"]
+    result = run_cli("validate", str(skill.write(data)), cwd=skill.root)
+    assert result.returncode == 0, result.stderr

@@ -543,3 +543,56 @@ def test_large_output_is_matched_to_its_last_byte(pytester: pytest.Pytester) -> 
     assert trial["stdout"]["truncated"] is True
     assert trial["stdout"]["tail"].endswith("TAIL-MARKER\n")
     assert len(trial["stdout"]["head"]) + len(trial["stdout"]["tail"]) < 10_000
+
+
+# The self-serving fixtures the contract exists to refuse, each with the words that name why.
+SLUSH = {
+    "echo-and-true": ({"command": ["bash", "-c", "echo ok; true"]}, "proves nothing"),
+    "login-shell-echo": ({"command": ["bash", "-lc", "echo hi"]}, "proves nothing"),
+    "absolute-shell-printf": ({"command": ["/bin/sh", "-c", "printf x"]}, "proves nothing"),
+    "env-wrapped-true": ({"command": ["env", "FOO=1", "bash", "-c", "true"]}, "proves nothing"),
+    "echo-run-sh": ({"command": ["echo", "run.sh"]}, "is not real-world"),
+    "missing-script": ({"command": ["bash", "../missing.sh"]}, "is not real-world"),
+}
+
+
+def slush_fixture(case_override: dict[str, Any]) -> dict[str, Any]:
+    data = skill_fixture()
+    data["cases"][0].update(case_override)  # the only real-world case
+    return data
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_every_self_serving_fixture_is_refused_at_collection(
+    pytester: pytest.Pytester, mode: list[str]
+) -> None:
+    for name, (override, _) in SLUSH.items():
+        make_skill(pytester, slush_fixture(override), name=f"agentic_eval_{name}.json")
+    compliance = skill_fixture(eval_tier="compliance", eval_kind="scaffold")
+    compliance["cases"].append({"name": "sampled", "type": "adversarial",
+                                "command": ["../run.sh", "--samples=5"],
+                                "expected": {"exit_code": 0}})
+    make_skill(pytester, compliance, name="agentic_eval_compliance.json")
+    result = run(pytester, mode=mode)
+    text = result.stdout.str()
+    assert result.ret != 0  # serial pytest says INTERRUPTED, xdist says TESTS_FAILED
+    for name, (_, words) in SLUSH.items():
+        assert f"agentic_eval_{name}.json: /cases/0/command: real_world case" in text, name
+        assert words in text
+    assert text.count("proves nothing") >= 4
+    assert "compliance fixture can never be exempt" in text
+    assert "--samples 5" in text
+    assert "Traceback" not in text
+
+
+def test_the_gate_explains_itself_in_red(pytester: pytest.Pytester) -> None:
+    data = skill_fixture()
+    data["cases"][0]["expected"] = {"exit_code": 3, "blocked_when_stdout_contains": ["hello"]}
+    make_skill(pytester, data)
+    result = run(pytester, "--color=yes")
+    assert result.ret == 1
+    red = "\x1b[31m"
+    lines = [line for line in result.outlines if "session failed, not READY" in line]
+    assert lines and red in lines[0]
+    assert any(red in line and "required case(s) blocked: greets" in line
+               for line in result.outlines)
