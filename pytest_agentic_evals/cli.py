@@ -17,7 +17,8 @@ from typing import Any
 
 from .expectations import ExpectationKind
 from .fixture import Fixture, FixtureError, load_fixture, schema_text
-from .report import write_json_atomically
+from .report import report_problems, write_json_atomically
+from .summary import markdown, terminal_lines
 
 EXIT_OK, EXIT_GATE, EXIT_INPUT = 0, 1, 2
 EXIT_INTERRUPTED = 130
@@ -128,6 +129,28 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK if status == 0 else EXIT_GATE
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    try:
+        report = json.loads(Path(args.report).read_text(encoding="utf-8"))
+    except OSError as exc:
+        print(f"{args.report}: cannot read report: {exc.strerror}", file=sys.stderr)
+        return EXIT_INPUT
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        print(f"{args.report}: not a JSON report: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    problems = report_problems(report)
+    if problems:
+        for problem in problems:
+            print(f"{args.report}: {problem}", file=sys.stderr)
+        return EXIT_INPUT
+    if args.format == "md":
+        print(markdown(report), end="")
+    else:
+        for line in terminal_lines(report):
+            print(line.text)
+    return EXIT_OK
+
+
 def _read_report(path: Path) -> Any:
     try:
         return json.loads(path.read_text())
@@ -159,6 +182,12 @@ def build_parser() -> argparse.ArgumentParser:
     validate = commands.add_parser("validate", help="check fixtures without running anything")
     validate.add_argument("fixtures", nargs="+", metavar="FIXTURE")
     validate.set_defaults(handler=cmd_validate)
+
+    report = commands.add_parser("report", help="render a saved JSON report for a person")
+    report.add_argument("report", metavar="REPORT.json")
+    report.add_argument("--format", choices=("table", "md"), default="table",
+                        help="table: the terminal summary (default); md: Markdown")
+    report.set_defaults(handler=cmd_report)
 
     schema = commands.add_parser("schema", help="print a JSON Schema shipped with the package")
     schema.add_argument("name", nargs="?", default="fixture", choices=SCHEMAS)

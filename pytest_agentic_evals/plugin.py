@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import os
 import uuid
 from collections import defaultdict
 from collections.abc import Iterator
@@ -21,7 +22,13 @@ import pytest
 from . import hookspecs
 from .expectations import ExpectationKind, builtin_kinds
 from .fixture import Case, Fixture, FixtureError, load_fixture
-from .report import build_fixture_report, session_report, write_json_atomically
+from .report import (
+    build_fixture_report,
+    session_report,
+    write_json_atomically,
+    write_text_atomically,
+)
+from .summary import fixture_reports, markdown, terminal_lines
 from .trial import BLOCKED, FAIL, RunSettings, TrialResult, run_trial
 from .verdicts import fixture_gate
 from .workspace import new_run_dir, runs_root
@@ -49,6 +56,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="trials per case (never below a fixture's minimum)")
     group.addoption("--agentic-evals-timeout", metavar="SECONDS", default=None,
                     help="default per-trial timeout (30 s)")
+    group.addoption("--agentic-evals-md", metavar="PATH", default=None,
+                    help="write a Markdown summary here (also appended to "
+                         "$GITHUB_STEP_SUMMARY when set)")
     group.addoption("--agentic-evals-case", metavar="NAME", action="append", default=[],
                     help="run only this case (repeatable); the run is then partial")
     group.addoption("--agentic-evals-keep-workspaces", action="store_true", default=False,
@@ -58,6 +68,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("agentic_evals_files", type="args", default=["agentic_eval*.json"],
                   help="glob patterns of fixture file names")
     parser.addini("agentic_evals_report", default="", help="path of the JSON report")
+    parser.addini("agentic_evals_md", default="", help="path of the Markdown summary")
     parser.addini("agentic_evals_report_only", type="bool", default=False,
                   help="report without gating the exit status")
     parser.addini("agentic_evals_trials", default="", help="trials per case")
@@ -161,6 +172,9 @@ class AgenticEvalsSession:
         self.unknown_cases: set[str] = set()
         self.results: dict[str, dict[tuple[str, int], TrialResult]] = defaultdict(dict)
         self.reports: list[dict[str, Any]] = []
+        self.session_report: dict[str, Any] | None = None
+        markdown_path, _ = _setting(config, "agentic_evals_md")
+        self.markdown_path = str(markdown_path) if markdown_path else None
         self.gate_failures: list[str] = []
 
     # -- expectation kinds -------------------------------------------------------------
@@ -303,8 +317,10 @@ class AgenticEvalsSession:
         if self.reports:
             full = session_report(self.reports)
             self.config.hook.pytest_agentic_evals_modify_report(report=full, config=self.config)
+            self.session_report = full
             if self.report_path:
                 write_json_atomically(self.report_path, full)
+            self._publish_summaries(full)
         for report in self.reports:
             gate = fixture_gate(report)
             if gate.counts and not gate.passed:
@@ -312,35 +328,54 @@ class AgenticEvalsSession:
         if self.gate_failures and not self.report_only and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
+    def _publish_summaries(self, report: dict[str, Any]) -> None:
+        """The Markdown summary for CI, and the readiness as JUnit test-suite properties."""
+        text = markdown(report)
+        if self.markdown_path:
+            write_text_atomically(self.markdown_path, text)
+        step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        if step_summary:
+            with open(step_summary, "a", encoding="utf-8") as stream:
+                stream.write(text)
+        junit = _junit_xml(self.config)
+        if junit is not None:
+            junit.add_global_property("agentic_evals_readiness", report["readiness"])
+            for fixture in fixture_reports(report):
+                junit.add_global_property(
+                    f"agentic_evals_readiness:{fixture['fixture']}", fixture["readiness"]
+                )
+
     def pytest_unconfigure(self) -> None:
         if self.run_dir_in_use is not None:
             self.run_dir_in_use.close()  # the run is over: its directory may now be pruned
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.is_worker or not (self.reports or self.gate_failures):
+        if self.is_worker or not (self.session_report or self.gate_failures):
             return
         write = terminalreporter.write_line
         terminalreporter.section("agentic-evals")
-        for report in self.reports:
-            colour = {"green": True} if report["readiness"] == "READY" else {"red": True}
-            summary = report["summary"]
-            write(f"{report['readiness']:<16} {report['fixture']} (skill {report['skill']}): "
-                  f"{summary['passed']}/{summary['total']} cases passed, "
-                  f"{summary['failed']} failed, {summary['blocked']} blocked"
-                  + (", partial run" if report["selection"] == "partial" else ""), **colour)
-            for case in report["cases"]:
-                if case["outcome"] in (FAIL, BLOCKED):
-                    first = case["problems"][0] if case["problems"] else "no detail"
-                    kind = " [infrastructure]" if case.get("infrastructure_failure") else ""
-                    write(f"  {case['outcome']:<8} {case['name']}{kind}: {first}",
-                          red=case["outcome"] == FAIL, yellow=case["outcome"] == BLOCKED)
+        if self.session_report:
+            for line in terminal_lines(self.session_report):
+                write(line.text, **({line.colour: True} if line.colour else {}))
         if self.report_path and not self.config.getoption("agentic_evals_report_unannounced"):
             write(f"report: {self.report_path}")
+        if self.markdown_path:
+            write(f"markdown summary: {self.markdown_path}")
         if self.gate_failures:
             verb = "would fail (report only)" if self.report_only else "failed"
             write(f"agentic-evals: session {verb}, not READY:", red=True, bold=True)
             for reason in self.gate_failures:
                 write(f"  {reason}", red=True)
+
+
+def _junit_xml(config: pytest.Config) -> Any:
+    """pytest's JUnit XML writer, when --junitxml is on; pytest offers test-suite properties
+    only to tests (the record_testsuite_property fixture), so the plugin reaches its writer."""
+    try:
+        from _pytest.junitxml import xml_key
+    except ImportError:  # a pytest that moved it: the properties are an extra, not a verdict
+        return None
+    return config.stash.get(xml_key, None)
 
 
 def _parse_trial_nodeid(nodeid: str) -> tuple[str, str, int] | None:

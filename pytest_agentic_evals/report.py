@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from .fixture import Fixture, display_path
+from .problems import pointer_for
+from .reliability import case_reliability
 from .trial import TrialResult
 from .verdicts import (
     NOT_ESTABLISHED,
@@ -83,6 +85,9 @@ def build_fixture_report(
             "ran_trials": len(results),
             "passed_trials": passed,
             "pass_rate": round(passed / len(results), 4) if results else None,
+            "reliability": case_reliability(
+                passed, sum(r["outcome"] == "FAIL" for r in results), len(results)
+            ),
             "trials": results,
         })
 
@@ -138,6 +143,7 @@ def summarize(cases: list[dict[str, Any]]) -> dict[str, Any]:
         }
 
     return {"total": len(cases), **count(cases),
+            "flaky": sum(bool(case["reliability"]["flaky"]) for case in cases),
             "required": count([case for case in cases if case["required"]])}
 
 
@@ -170,16 +176,37 @@ def git_state(directory: Path) -> dict[str, str] | None:
 
 def write_json_atomically(path: str | os.PathLike[str], data: Any) -> None:
     """Write JSON through a temporary file and a rename: readers see all of it or nothing."""
+    write_text_atomically(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def write_text_atomically(path: str | os.PathLike[str], text: str) -> None:
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(data, stream, indent=2, ensure_ascii=False)
-            stream.write("\n")
+            stream.write(text)
             stream.flush()
             os.fsync(stream.fileno())
         os.replace(temporary, target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def report_problems(report: Any) -> list[str]:
+    """Why a document is not a report this version can render (empty when it is)."""
+    from jsonschema import Draft202012Validator
+    from referencing import Registry, Resource
+
+    from .fixture import schema_text
+
+    fixture_report = json.loads(schema_text("report"))
+    registry: Registry[Any] = Registry().with_resource(
+        fixture_report["$id"], Resource.from_contents(fixture_report)
+    )
+    is_session = isinstance(report, dict) and report.get("schema") == SESSION_SCHEMA
+    schema = json.loads(schema_text("session_report")) if is_session else fixture_report
+    validator = Draft202012Validator(schema, registry=registry)
+    return [f"{pointer_for(*error.absolute_path) or '(document)'}: {error.message}"
+            for error in validator.iter_errors(report)]

@@ -101,3 +101,19 @@ def pid_alive(pid: int) -> bool:
     except (FileNotFoundError, ProcessLookupError, IndexError):
         return False
     return state != "Z"
+
+
+# Every verdict must be the same in a serial run and under xdist.
+MODES = [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist")]
+
+
+def make_skill(pytester: pytest.Pytester, data: Any, name: str = "agentic_eval.json") -> Path:
+    """A skill folder at the pytester root, with the fixture in fixtures/NAME."""
+    root = pytester.path
+    (root / "run.sh").write_text(RUN_SH)
+    (root / "run.sh").chmod(0o755)
+    fixtures = root / "fixtures"
+    fixtures.mkdir(exist_ok=True)
+    path = fixtures / name
+    path.write_text(data if isinstance(data, str) else json.dumps(data, indent=2))
+    return path

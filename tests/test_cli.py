@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Skill, pid_alive, run_cli, skill_fixture
 from pytest_agentic_evals.fixture import load_fixture
+
+from conftest import Skill, pid_alive, run_cli, skill_fixture
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -88,7 +89,8 @@ def test_run_failing_case_exits_1_and_report_only_exits_0(skill: Skill) -> None:
     result = run_cli("run", str(path), cwd=skill.root)
     assert result.returncode == 1
     assert json.loads(result.stdout)["readiness"] == "USABLE_WITH_GAPS"
-    assert "refuses-empty-name: trial 1: exit_code: expected 0, got 2" in result.stderr
+    assert ("refuses-empty-name (0/2 trials passed): trial 1: exit_code: expected 0, got 2"
+            in result.stderr)
     result = run_cli("run", str(path), "--report-only", cwd=skill.root)
     assert result.returncode == 0
     assert json.loads(result.stdout)["readiness"] == "USABLE_WITH_GAPS"

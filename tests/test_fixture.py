@@ -12,8 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import Skill, skill_fixture
 from pytest_agentic_evals.fixture import Fixture, FixtureError, load_fixture
+
+from conftest import Skill, skill_fixture
 
 DATA = Path(__file__).parent / "data"
 

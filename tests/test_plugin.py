@@ -14,21 +14,9 @@ from typing import Any
 import jsonschema
 import pytest
 
-from conftest import RUN_SH, pid_alive, skill_fixture
 from pytest_agentic_evals.fixture import schema_text
 
-MODES = [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist")]
-
-
-def make_skill(pytester: pytest.Pytester, data: Any, name: str = "agentic_eval.json") -> Path:
-    root = pytester.path
-    (root / "run.sh").write_text(RUN_SH)
-    (root / "run.sh").chmod(0o755)
-    fixtures = root / "fixtures"
-    fixtures.mkdir(exist_ok=True)
-    path = fixtures / name
-    path.write_text(data if isinstance(data, str) else json.dumps(data, indent=2))
-    return path
+from conftest import MODES, make_skill, pid_alive, skill_fixture
 
 
 def run(pytester: pytest.Pytester, *args: str, mode: list[str] = ()) -> pytest.RunResult:

@@ -1,0 +1,142 @@
+"""Summaries a person reads at a glance, rendered from report dicts (terminal and Markdown).
+
+Pure functions over a report, so that the plugin, the ``report`` command and CI all say the
+same thing. Capability failures are kept apart from infrastructure problems (a program that
+is not installed, a crashed worker, an unmet precondition): they call for different people.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+PASS, FAIL, BLOCKED = "PASS", "FAIL", "BLOCKED"
+
+
+@dataclass(frozen=True)
+class Line:
+    text: str
+    colour: str | None = None  # "green", "red", "yellow", or None for the default
+
+
+def fixture_reports(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The fixture reports inside a fixture report or a session report."""
+    return list(report["fixtures"]) if "fixtures" in report else [report]
+
+
+def is_infrastructure(case: dict[str, Any]) -> bool:
+    return case["outcome"] == BLOCKED or bool(case.get("infrastructure_failure"))
+
+
+def claims_tally(report: dict[str, Any]) -> tuple[int, int]:
+    claims = report.get("capability_readiness") or {}
+    proven = sum(entry.get("verdict") == "PROVEN" for entry in claims.values())
+    return proven, len(claims)
+
+
+def headline(report: dict[str, Any]) -> str:
+    summary = report["summary"]
+    parts = [f"{summary['passed']}/{summary['total']} cases passed",
+             f"{summary['failed']} failed", f"{summary['blocked']} blocked"]
+    if summary.get("flaky"):
+        parts.append(f"{summary['flaky']} flaky")
+    proven, claims = claims_tally(report)
+    if claims:
+        parts.append(f"claims {proven}/{claims} PROVEN")
+    if report["selection"] == "partial":
+        parts.append("partial run")
+    return f"{report['fixture']} (skill {report['skill']}): " + ", ".join(parts)
+
+
+def _trials_note(case: dict[str, Any]) -> str:
+    figures = case.get("reliability") or {}
+    if not figures.get("ran"):
+        return ""
+    note = f"{figures['passed']}/{figures['ran']} trials passed"
+    return note + (", flaky" if figures.get("flaky") else "")
+
+
+def _first_problem(case: dict[str, Any]) -> str:
+    return case["problems"][0] if case["problems"] else "no detail"
+
+
+def claim_problems(report: dict[str, Any]) -> Iterator[str]:
+    for claim_id, entry in (report.get("capability_readiness") or {}).items():
+        if entry.get("verdict") != "PROVEN":
+            why = "; ".join(entry.get("reasons") or ()) or "not proven"
+            yield f"claim {claim_id} ({entry.get('criticality', '?')}): {entry['verdict']}: {why}"
+
+
+def terminal_lines(report: dict[str, Any]) -> list[Line]:
+    lines: list[Line] = []
+    for fixture in fixture_reports(report):
+        colour = "green" if fixture["readiness"] == "READY" else "red"
+        lines.append(Line(f"{fixture['readiness']:<16} {headline(fixture)}", colour))
+        failing = [c for c in fixture["cases"] if c["outcome"] in (FAIL, BLOCKED)]
+        capability = [c for c in failing if not is_infrastructure(c)]
+        infrastructure = [c for c in failing if is_infrastructure(c)]
+        for title, cases in (("capability failures", capability),
+                             ("infrastructure problems", infrastructure)):
+            if not cases:
+                continue
+            lines.append(Line(f"  {title}:"))
+            for case in cases:
+                note = _trials_note(case)
+                label = f"{case['name']} ({note})" if note else case["name"]
+                lines.append(Line(f"    {case['outcome']:<8} {label}: {_first_problem(case)}",
+                                  "red" if case["outcome"] == FAIL else "yellow"))
+        for text in claim_problems(fixture):
+            lines.append(Line(f"  {text}", "red"))
+    return lines
+
+
+def _cell(value: object) -> str:
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """A Markdown summary: fixtures, then each fixture's cases and claims."""
+    fixtures = fixture_reports(report)
+    overall = report["readiness"]
+    out = [f"## agentic-evals: {overall}", "",
+           "| readiness | fixture | skill | passed | failed | blocked | flaky | claims PROVEN |",
+           "|---|---|---|---|---|---|---|---|"]
+    for fixture in fixtures:
+        summary = fixture["summary"]
+        proven, claims = claims_tally(fixture)
+        out.append("| " + " | ".join(_cell(v) for v in (
+            f"**{fixture['readiness']}**", fixture["fixture"], fixture["skill"],
+            f"{summary['passed']}/{summary['total']}", summary["failed"], summary["blocked"],
+            summary.get("flaky", 0), f"{proven}/{claims}" if claims else "-",
+        )) + " |")
+    for fixture in fixtures:
+        out += ["", f"### {_cell(fixture['fixture'])}: {fixture['readiness']}", ""]
+        if fixture["selection"] == "partial":
+            out += ["Partial run: not every case and trial was selected, so it cannot be READY.",
+                    ""]
+        out += ["| case | outcome | trials passed | pass rate (95% CI) | pass^n | kind | problem |",
+                "|---|---|---|---|---|---|---|"]
+        for case in fixture["cases"]:
+            figures = case.get("reliability") or {}
+            ran = figures.get("ran") or 0
+            rate_text = "-"
+            if ran:
+                low, high = figures["wilson_95"]
+                rate_text = f"{figures['pass_rate']:.0%} ({low:.0%}-{high:.0%})"
+            pass_n = f"{figures['pass_hat_k'][str(ran)]:.2f}" if ran else "-"
+            kind = "" if case["outcome"] in (PASS, "NOT_TESTED") else (
+                "infrastructure" if is_infrastructure(case) else "capability")
+            problem = _first_problem(case) if case["outcome"] in (FAIL, BLOCKED) else ""
+            out.append("| " + " | ".join(_cell(v) for v in (
+                case["name"], case["outcome"], f"{figures.get('passed', 0)}/{ran}",
+                rate_text, pass_n, kind, problem,
+            )) + " |")
+        verdicts = fixture.get("capability_readiness") or {}
+        if verdicts:
+            out += ["", "| claim | criticality | verdict | why |", "|---|---|---|---|"]
+            for claim_id, entry in verdicts.items():
+                why = "; ".join(entry.get("reasons") or ())
+                out.append("| " + " | ".join(_cell(v) for v in (
+                    claim_id, entry.get("criticality", ""), entry["verdict"], why)) + " |")
+    return "\n".join(out) + "\n"

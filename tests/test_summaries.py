@@ -1,0 +1,154 @@
+"""What people read: the terminal summary, Markdown for CI, JUnit properties, and `report`."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import MODES, make_skill, run_cli, skill_fixture
+
+
+def mixed_run(pytester: pytest.Pytester) -> None:
+    """Three fixtures: one READY, one with a flaky failing case, one blocked and broken."""
+    make_skill(pytester, skill_fixture(skill="steady"), name="agentic_eval_steady.json")
+
+    flaky = skill_fixture(skill="flaky", trials=3)
+    flaky["cases"][0]["command"] = [
+        "bash", "-c", '../run.sh Ada; [ "$AGENTIC_EVALS_TRIAL" != 2 ] || echo "lost the name"'
+    ]
+    flaky["cases"][0]["expected"]["stdout_excludes"] = ["lost the name"]
+    make_skill(pytester, flaky, name="agentic_eval_flaky.json")
+
+    blocked = skill_fixture(skill="upstream")
+    blocked["cases"][0]["command"] = ["bash", "../run.sh", "SERVICE UNAVAILABLE"]
+    blocked["cases"][0]["expected"] = {
+        "exit_code": 0, "stdout_contains": ["hello, Ada"],
+        "blocked_when_stdout_contains": ["SERVICE UNAVAILABLE"],
+    }
+    blocked["cases"].append({"name": "needs-tool", "type": "negative",
+                             "command": ["some-tool-that-is-not-installed", "--check"],
+                             "expected": {"exit_code": 1}})
+    make_skill(pytester, blocked, name="agentic_eval_upstream.json")
+
+
+def agentic_section(text: str) -> list[str]:
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if " agentic-evals " in line)
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("=")), len(lines))
+    return lines[start + 1:end]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_terminal_summary_of_a_mixed_run(pytester: pytest.Pytester, mode: list[str]) -> None:
+    mixed_run(pytester)
+    args = ["--agentic-evals", "-p", "no:cacheprovider", *mode]
+    result = (pytester.runpytest_subprocess(*args) if mode else pytester.runpytest(*args))
+    assert result.ret == 1
+    section = "\n".join(agentic_section(result.stdout.str()))
+    assert ("READY            fixtures/agentic_eval_steady.json (skill steady): "
+            "2/2 cases passed, 0 failed, 0 blocked") in section
+    assert ("USABLE_WITH_GAPS fixtures/agentic_eval_flaky.json (skill flaky): "
+            "1/2 cases passed, 1 failed, 0 blocked, 1 flaky") in section
+    assert ("    FAIL     greets (2/3 trials passed, flaky): trial 2: stdout_excludes: "
+            "'lost the name' found in stdout") in section
+    upstream = section[section.index("agentic_eval_upstream.json"):]
+    assert "capability failures" not in upstream  # nothing here is the skill's own fault
+    assert "  infrastructure problems:" in upstream
+    assert "BLOCKED  greets (0/2 trials passed): trial 1: blocked: precondition not met" in upstream
+    assert ("FAIL     needs-tool (0/2 trials passed): trial 1: command not found: "
+            "some-tool-that-is-not-installed") in upstream
+
+
+def test_colour_follows_pytest(pytester: pytest.Pytester) -> None:
+    mixed_run(pytester)
+    coloured = pytester.runpytest("--agentic-evals", "-p", "no:cacheprovider", "--color=yes")
+    plain = pytester.runpytest("--agentic-evals", "-p", "no:cacheprovider", "--color=no")
+    assert "\x1b[32mREADY" in coloured.stdout.str()
+    assert "\x1b[" not in plain.stdout.str()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_markdown_summary_and_github_step_summary(
+    pytester: pytest.Pytester, mode: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mixed_run(pytester)
+    step_summary = pytester.path / "step-summary.md"
+    step_summary.write_text("earlier step\n")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step_summary))
+    args = ["--agentic-evals", "-p", "no:cacheprovider", "--agentic-evals-md", "summary.md",
+            *mode]
+    result = (pytester.runpytest_subprocess(*args) if mode else pytester.runpytest(*args))
+    assert result.ret == 1
+    text = (pytester.path / "summary.md").read_text()
+    assert text.startswith("## agentic-evals: USABLE_WITH_GAPS\n")
+    assert ("| **READY** | fixtures/agentic_eval_steady.json | steady | 2/2 | 0 | 0 | 0 | - |"
+            in text)
+    assert ("| greets | FAIL | 2/3 | 67% (21%-94%) | 0.00 | capability | trial 2: "
+            "stdout_excludes: 'lost the name' found in stdout |") in text
+    assert "| needs-tool | FAIL | 0/2 | 0% (0%-66%) | 0.00 | infrastructure |" in text
+    assert step_summary.read_text() == "earlier step\n" + text
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_junit_xml_carries_trials_and_readiness(
+    pytester: pytest.Pytester, mode: list[str]
+) -> None:
+    mixed_run(pytester)
+    args = ["--agentic-evals", "-p", "no:cacheprovider", "--junitxml", "junit.xml", *mode]
+    (pytester.runpytest_subprocess(*args) if mode else pytester.runpytest(*args))
+    root = ElementTree.parse(pytester.path / "junit.xml").getroot()
+    suite = root.find("testsuite")
+    assert suite is not None
+    suite_properties = {p.get("name"): p.get("value")
+                        for p in suite.findall("properties/property")}
+    assert suite_properties["agentic_evals_readiness"] == "USABLE_WITH_GAPS"
+    assert suite_properties["agentic_evals_readiness:fixtures/agentic_eval_flaky.json"] == (
+        "USABLE_WITH_GAPS")
+    cases = {(c.get("classname"), c.get("name")): c for c in suite.iter("testcase")}
+    flaky_trial = cases[("fixtures.agentic_eval_flaky.json", "greets[trial-2]")]
+    properties = {p.get("name"): p.get("value") for p in flaky_trial.iter("property")}
+    assert properties["case"] == "greets"
+    assert properties["trial"] == "2"
+    assert properties["outcome"] == "FAIL"
+    assert properties["evidence_class"] == "deterministic"
+    assert int(properties["duration_ms"]) >= 0
+
+
+def test_report_command_renders_a_saved_report(pytester: pytest.Pytester) -> None:
+    mixed_run(pytester)
+    pytester.runpytest("--agentic-evals", "-p", "no:cacheprovider",
+                       "--agentic-evals-report", "report.json")
+    report = pytester.path / "report.json"
+    table = run_cli("report", str(report))
+    assert table.returncode == 0
+    assert "USABLE_WITH_GAPS fixtures/agentic_eval_flaky.json" in table.stdout
+    md = run_cli("report", str(report), "--format", "md")
+    assert md.stdout.startswith("## agentic-evals: USABLE_WITH_GAPS")
+    broken = pytester.path / "broken.json"
+    broken.write_text(json.dumps({"schema": "agentic_evals.report.v2"}))
+    result = run_cli("report", str(broken))
+    assert result.returncode == 2
+    assert "'readiness' is a required property" in result.stderr
+    assert run_cli("report", str(pytester.path / "missing.json")).returncode == 2
+
+
+def figures(report: dict[str, Any], case: str) -> dict[str, Any]:
+    return next(c["reliability"] for c in report["cases"] if c["name"] == case)
+
+
+def test_report_figures_match_the_trials(pytester: pytest.Pytester) -> None:
+    mixed_run(pytester)
+    pytester.runpytest("--agentic-evals", "-p", "no:cacheprovider",
+                       "--agentic-evals-report", "report.json")
+    reports = json.loads(Path(pytester.path / "report.json").read_text())["fixtures"]
+    flaky = next(r for r in reports if r["skill"] == "flaky")
+    assert figures(flaky, "greets") == {
+        "passed": 2, "ran": 3, "pass_rate": 0.6667, "wilson_95": [0.2077, 0.9385],
+        "pass_hat_k": {"1": 0.6667, "2": 0.3333, "3": 0.0}, "flaky": True,
+    }
+    assert flaky["summary"]["flaky"] == 1
+    assert figures(flaky, "refuses-empty-name")["flaky"] is False
