@@ -164,9 +164,10 @@ class AgenticEvalsSession:
         self.report_only = bool(_setting(config, "agentic_evals_report_only")[0])
         self.cases_wanted: list[str] = list(config.getoption("agentic_evals_case"))
         self.patterns: list[str] = list(config.getini("agentic_evals_files"))
-        self._kinds: dict[str, ExpectationKind] | None = None
         # nodeid of a fixture file -> the loaded fixture (collecting processes only)
         self.fixtures: dict[str, Fixture] = {}
+        # nodeid of a fixture file -> schemas of the plugin expectation kinds it was loaded with
+        self.expectation_schemas: dict[str, dict[str, Any]] = {}
         # nodeid of a fixture file -> {"path", "trials", "selected": {case: [trials]}}
         self.catalog: dict[str, dict[str, Any]] = {}
         self.unknown_cases: set[str] = set()
@@ -178,23 +179,18 @@ class AgenticEvalsSession:
         self.gate_failures: list[str] = []
 
     # -- expectation kinds -------------------------------------------------------------
-    @property
-    def kinds(self) -> dict[str, ExpectationKind]:
-        if self._kinds is None:
-            kinds = builtin_kinds()
-            for contributed in self.config.hook.pytest_agentic_evals_expectation_kinds():
-                for kind in contributed or ():
-                    if kind.key in kinds:
-                        raise pytest.UsageError(
-                            f"expectation kind {kind.key!r} is defined twice (by a plugin)"
-                        )
-                    kinds[kind.key] = kind
-            self._kinds = kinds
-        return self._kinds
-
-    @property
-    def extra_schemas(self) -> dict[str, Any]:
-        return {k: v.schema or {} for k, v in self.kinds.items() if k not in builtin_kinds()}
+    @staticmethod
+    def kinds_from(hook: Any) -> dict[str, ExpectationKind]:
+        """Built-in kinds plus those the plugins and conftest files visible to ``hook`` add."""
+        kinds = builtin_kinds()
+        for contributed in hook.pytest_agentic_evals_expectation_kinds():
+            for kind in contributed or ():
+                if kind.key in kinds:
+                    raise pytest.UsageError(
+                        f"expectation kind {kind.key!r} is defined twice (by a plugin)"
+                    )
+                kinds[kind.key] = kind
+        return kinds
 
     def trials_for(self, fixture: Fixture) -> int:
         if self.trials_override is None:
@@ -230,6 +226,8 @@ class AgenticEvalsSession:
         for nodeid, fixture in self.fixtures.items():
             self.catalog[nodeid] = {
                 "path": str(fixture.path), "trials": self.trials_for(fixture), "selected": {},
+                # The controller reloads the fixture without the conftest files of its folder.
+                "expectation_schemas": self.expectation_schemas.get(nodeid, {}),
             }
         for item in session.items:
             if isinstance(item, TrialItem):
@@ -300,7 +298,10 @@ class AgenticEvalsSession:
             fixture = self.fixtures.get(nodeid)
             if fixture is None:
                 try:
-                    fixture = load_fixture(entry["path"], self.extra_schemas)
+                    schemas = entry.get("expectation_schemas")
+                    if schemas is None:
+                        schemas = extra_schemas(self.kinds_from(self.config.hook))
+                    fixture = load_fixture(entry["path"], schemas)
                 except FixtureError as exc:
                     self.gate_failures.append(exc.describe())
                     continue
@@ -314,6 +315,12 @@ class AgenticEvalsSession:
             self.gate_failures.append("unknown case(s): " + ", ".join(sorted(self.unknown_cases)))
             if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
                 session.exitstatus = pytest.ExitCode.USAGE_ERROR
+        # The gate is decided before plugins see the report: a hook may annotate what is
+        # written, never turn a failing session into a passing one.
+        for report in self.reports:
+            gate = fixture_gate(report)
+            if gate.counts and not gate.passed:
+                self.gate_failures.append(gate.reason)
         if self.reports:
             full = session_report(self.reports)
             self.config.hook.pytest_agentic_evals_modify_report(report=full, config=self.config)
@@ -321,10 +328,6 @@ class AgenticEvalsSession:
             if self.report_path:
                 write_json_atomically(self.report_path, full)
             self._publish_summaries(full)
-        for report in self.reports:
-            gate = fixture_gate(report)
-            if gate.counts and not gate.passed:
-                self.gate_failures.append(gate.reason)
         if self.gate_failures and not self.report_only and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
@@ -368,6 +371,12 @@ class AgenticEvalsSession:
                 write(f"  {reason}", red=True)
 
 
+def extra_schemas(kinds: dict[str, ExpectationKind]) -> dict[str, Any]:
+    """JSON Schemas of the kinds that plugins add, for the loader to accept their keys."""
+    builtin = builtin_kinds()
+    return {key: dict(kind.schema or {}) for key, kind in kinds.items() if key not in builtin}
+
+
 def _junit_xml(config: pytest.Config) -> Any:
     """pytest's JUnit XML writer, when --junitxml is on; pytest offers test-suite properties
     only to tests (the record_testsuite_property fixture), so the plugin reaches its writer."""
@@ -405,11 +414,15 @@ class FixtureFile(pytest.File):
 
     def collect(self) -> Iterator[TrialItem]:
         state = self.config.stash[STATE_KEY]
+        # ihook sees the conftest files of this fixture's folder and above, as for any test.
+        kinds = state.kinds_from(self.ihook)
+        schemas = extra_schemas(kinds)
         try:
-            fixture = load_fixture(self.path, state.extra_schemas)
+            fixture = load_fixture(self.path, schemas)
         except FixtureError as exc:
             raise self.CollectError(exc.describe()) from None
         state.fixtures[self.nodeid] = fixture
+        state.expectation_schemas[self.nodeid] = schemas
         trials = state.trials_for(fixture)
         for case in fixture.cases:
             for tag in case.tags:
@@ -417,7 +430,7 @@ class FixtureFile(pytest.File):
             for trial in range(1, trials + 1):
                 yield TrialItem.from_parent(
                     self, name=f"{case.name}[trial-{trial}]", fixture=fixture, case=case,
-                    trial=trial, trials=trials,
+                    trial=trial, trials=trials, kinds=kinds,
                 )
 
 
@@ -425,9 +438,17 @@ class TrialItem(pytest.Item):
     """One trial of one case."""
 
     def __init__(
-        self, *, fixture: Fixture, case: Case, trial: int, trials: int, **kwargs: Any
+        self,
+        *,
+        fixture: Fixture,
+        case: Case,
+        trial: int,
+        trials: int,
+        kinds: dict[str, ExpectationKind],
+        **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        self.kinds = kinds
         self.fixture = fixture
         self.case = case
         self.trial = trial
@@ -439,7 +460,7 @@ class TrialItem(pytest.Item):
 
     def runtest(self) -> None:
         state = self.config.stash[STATE_KEY]
-        result = run_trial(self.fixture, self.case, self.trial, state.settings, state.kinds)
+        result = run_trial(self.fixture, self.case, self.trial, state.settings, self.kinds)
         self.agentic_result = result
         self.user_properties += [
             ("case", self.case.name),

@@ -148,14 +148,15 @@ def summarize(cases: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def session_report(fixture_reports: list[dict[str, Any]]) -> dict[str, Any]:
-    """One fixture's report as is; several fixtures wrapped with their worst readiness."""
+    """One fixture's report as is; several fixtures wrapped with their worst readiness.
+
+    A fixture none of whose cases was selected (say, under ``-m regression``) is listed but
+    does not weigh on the session's readiness, as it does not weigh on its exit status.
+    """
     if len(fixture_reports) == 1:
         return fixture_reports[0]
-    return {
-        "schema": SESSION_SCHEMA,
-        "readiness": worst(r["readiness"] for r in fixture_reports),
-        "fixtures": fixture_reports,
-    }
+    counted = [r["readiness"] for r in fixture_reports if r["gate"]["counts"]]
+    return {"schema": SESSION_SCHEMA, "readiness": worst(counted), "fixtures": fixture_reports}
 
 
 @cache

@@ -584,3 +584,38 @@ def test_the_gate_explains_itself_in_red(pytester: pytest.Pytester) -> None:
     assert lines and red in lines[0]
     assert any(red in line and "required case(s) blocked: greets" in line
                for line in result.outlines)
+
+
+def test_a_report_hook_cannot_open_the_gate(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(
+        """
+        def pytest_agentic_evals_modify_report(report, config):
+            report["readiness"] = "READY"
+        """
+    )
+    data = skill_fixture()
+    data["cases"][0]["expected"]["exit_code"] = 9
+    make_skill(pytester, data)
+    result = run(pytester)
+    assert result.ret == 1
+    assert read_report(pytester)["readiness"] == "READY"  # what is written may be annotated
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_kind_from_the_fixture_folders_conftest(
+    pytester: pytest.Pytester, mode: list[str]
+) -> None:
+    data = skill_fixture()
+    data["cases"][0]["expected"]["stdout_words"] = 2
+    make_skill(pytester, data)
+    (pytester.path / "fixtures" / "conftest.py").write_text(
+        "from pytest_agentic_evals.expectations import ExpectationKind\n\n"
+        "def words(value, observation):\n"
+        "    count = len(observation.stdout_path.read_text().split())\n"
+        "    return [] if count == value else [f'stdout_words: expected {value}, got {count}']\n\n"
+        "def pytest_agentic_evals_expectation_kinds():\n"
+        "    return [ExpectationKind('stdout_words', words, {'type': 'integer'})]\n"
+    )
+    result = run(pytester, mode=mode)
+    assert result.ret == 0, result.stdout.str()
+    assert read_report(pytester)["readiness"] == "READY"
