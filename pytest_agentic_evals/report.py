@@ -47,7 +47,9 @@ def build_fixture_report(
     """
     cases = []
     verdicts = []
-    partial = interrupted
+    # Fewer trials than the fixture declares is less evidence than it asks for: never READY.
+    too_few_trials = trial_count < fixture.trials
+    partial = interrupted or too_few_trials
     for case in fixture.cases:
         chosen = sorted(set(selected.get(case.name, ())))
         if len(chosen) < trial_count:
@@ -98,7 +100,10 @@ def build_fixture_report(
         notes.append("capability claims are declared but this version does not evaluate them, "
                      "so no claim is proven")
         readiness = worst([readiness_from_cases, NOT_ESTABLISHED])
-    if partial and not interrupted:
+    if too_few_trials:
+        notes.append(f"partial run: {trial_count} trials per case, fewer than the "
+                     f"{fixture.trials} the fixture declares")
+    elif partial and not interrupted:
         notes.append("partial run: not every case and trial was selected")
     if interrupted:
         notes.append("the run was interrupted")

@@ -224,6 +224,15 @@ def test_trials_override_never_goes_below_the_minimum(pytester: pytest.Pytester)
     assert "4 tests collected" in result.stdout.str()
     result = run(pytester, "--agentic-evals-trials", "3", "--collect-only", "-q")
     assert "6 tests collected" in result.stdout.str()
+    data = skill_fixture(trials=4)
+    make_skill(pytester, data)
+    result = run(pytester, "--agentic-evals-trials", "2")
+    assert result.ret == 0  # every selected trial passed ...
+    report = read_report(pytester)
+    assert report["selection"] == "partial"  # ... but two of four trials are not READY
+    assert report["readiness"] == "USABLE_WITH_GAPS"
+    assert report["readiness_notes"] == [
+        "partial run: 2 trials per case, fewer than the 4 the fixture declares"]
     result = run(pytester, "--agentic-evals-trials", "many")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "--agentic-evals-trials: 'many' is not a valid int" in result.stderr.str()
