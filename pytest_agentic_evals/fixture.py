@@ -265,6 +265,9 @@ def fixture_from_data(
         cases=tuple(cases),
         skill_dir=skill_dir,
     )
+    from .claims import claim_problems
+
+    problems += claim_problems(fixture, shown)
     if problems:
         # The contract judges the fixture as a whole, so it only runs on a structurally sound one.
         raise FixtureError(problems, contract_pending=True)

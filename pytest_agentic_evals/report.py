@@ -7,17 +7,17 @@ import os
 import subprocess
 import tempfile
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from .claims import capability_readiness, qualify
 from .fixture import Fixture, display_path
 from .problems import pointer_for
 from .reliability import case_reliability
 from .trial import TrialResult
 from .verdicts import (
-    NOT_ESTABLISHED,
     NOT_TESTED,
     PASS,
     CaseVerdict,
@@ -39,14 +39,17 @@ def build_fixture_report(
     run_id: str,
     trial_count: int,
     interrupted: bool = False,
+    today: date | None = None,
 ) -> dict[str, Any]:
     """The report of one fixture from the trials that ran and the trials that were selected.
 
     ``trials`` maps (case name, trial number) to a trial result; ``selected`` maps case names
     to the trial numbers that were selected to run (absent or empty: deselected).
     """
+    today = today or datetime.now(timezone.utc).date()
     cases = []
     verdicts = []
+    disqualified: dict[str, list[str]] = {}
     # Fewer trials than the fixture declares is less evidence than it asks for: never READY.
     too_few_trials = trial_count < fixture.trials
     partial = interrupted or too_few_trials
@@ -65,6 +68,9 @@ def build_fixture_report(
                     seen.add(problem)
                     problems.append(f"trial {result['trial']}: {problem}")
         verdicts.append(CaseVerdict(case.name, case.required, outcome, len(chosen), len(results)))
+        qualification = qualify(case)
+        if qualification.disqualifiers:
+            disqualified[case.name] = list(qualification.disqualifiers)
         cases.append({
             "name": case.name,
             "type": case.type,
@@ -76,11 +82,7 @@ def build_fixture_report(
                                           if r["outcome"] != PASS),
             "argv": list(case.command),
             "tags": list(case.tags),
-            "declared_evidence_class": case.evidence_class,
-            "effective_evidence_class": case.evidence_class or "deterministic",
-            # Live-run qualification is not assessed yet: nothing here is counted as live proof.
-            "live_qualified": None,
-            "evidence_disqualifiers": [],
+            **qualification.as_report(),
             "supports_claims": list(case.supports_claims),
             "seams": list(case.seams),
             "selected_trials": len(chosen),
@@ -96,10 +98,13 @@ def build_fixture_report(
     readiness_from_cases = case_readiness(verdicts, partial)
     readiness = readiness_from_cases
     notes = []
+    claims: dict[str, Any] = {}
     if fixture.data.get("capability_claims"):
-        notes.append("capability claims are declared but this version does not evaluate them, "
-                     "so no claim is proven")
-        readiness = worst([readiness_from_cases, NOT_ESTABLISHED])
+        # Deselected cases are NOT_TESTED here, so claims only count what ran.
+        outcomes = {case["name"]: case["outcome"] for case in cases}
+        claims, claim_readiness, claim_lines = capability_readiness(fixture, outcomes, today)
+        readiness = worst([readiness_from_cases, claim_readiness])
+        notes.extend(claim_lines)
     if too_few_trials:
         notes.append(f"partial run: {trial_count} trials per case, fewer than the "
                      f"{fixture.trials} the fixture declares")
@@ -129,8 +134,8 @@ def build_fixture_report(
         "interrupted": interrupted,
         "summary": summarize(cases),
         "cases": cases,
-        "capability_readiness": {},
-        "evidence_disqualifiers": None,
+        "capability_readiness": claims,
+        "evidence_disqualifiers": disqualified or None,
     }
     gate = fixture_gate(report)
     report["gate"] = {"counts": gate.counts, "passed": gate.passed, "reason": gate.reason}
