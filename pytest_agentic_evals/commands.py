@@ -20,6 +20,7 @@ The module is pure (no pytest import) so the loader, the CLI and the plugin can 
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 import shlex
 import shutil
@@ -1451,7 +1452,8 @@ def _name_parts(component: str) -> set[str]:
 def _path_is_stub(chunk: str) -> bool:
     if "/" not in chunk and not _EXTENSION.search(chunk):
         return False  # a plain word ("mockingbird", "fake") is not a path
-    components = chunk.split("/")
+    # "fixtures/../run.sh" leaves the fixtures folder again: judge where the path ends up.
+    components = posixpath.normpath(chunk).split("/")
     for index, component in enumerate(components):
         if component.lower() in _FIXTURE_DIRS:
             return True

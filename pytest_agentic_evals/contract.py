@@ -59,9 +59,11 @@ def _skill_violations(fixture: Fixture, shown: str) -> list[Problem]:
     if not real_world:
         problems.append(Problem(shown, "/cases", 'no real-world case: mark a case that runs the '
                                 'skill\'s real entrypoint with "real_world": true'))
-    judgements = [_real_world_judgement(case) for case in real_world]
-    if real_world and not any(reason is None for reason in judgements):
-        for case, reason in zip(real_world, judgements, strict=True):
+    # Every case that calls itself real-world must be: a mislabelled one misleads a reader of
+    # the fixture even when another case carries the real-world duty.
+    for case in real_world:
+        reason = _real_world_judgement(case, fixture)
+        if reason is not None:
             problems.append(Problem(shown, case.pointer + "/command",
                                     f"real_world case {case.name!r} is not real-world: {reason}"))
 
@@ -78,11 +80,13 @@ def _skill_violations(fixture: Fixture, shown: str) -> list[Problem]:
     return problems
 
 
-def _real_world_judgement(case: Case) -> str | None:
+def _real_world_judgement(case: Case, fixture: Fixture) -> str | None:
     """None when the case reaches a live path; otherwise why it does not."""
+    # {fixture_dir} names the fixture's folder at run time; judge the path it will become.
+    command = [word.replace("{fixture_dir}", str(fixture.path.parent)) for word in case.command]
     try:
-        entrypoint, explanation = real_world_entrypoint(case.command, case.cwd)
-        stubs = fixture_stub_inputs(case.command)
+        entrypoint, explanation = real_world_entrypoint(command, case.cwd)
+        stubs = fixture_stub_inputs(command)
     except CommandParseError as exc:
         return f"its command cannot be parsed: {exc}"
     if entrypoint is None:

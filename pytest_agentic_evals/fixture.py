@@ -477,7 +477,8 @@ def _artifact_assertion_problems(
         shown, here + "/path",
     )
     wants_present = assertion.get("exists") is True
-    wants_absent = assertion.get("not_exists") is True or assertion.get("absent") is True
+    wants_absent = (assertion.get("not_exists") is True or assertion.get("absent") is True
+                    or assertion.get("exists") is False)
     if wants_present and wants_absent:
         problems.append(Problem(shown, here, "exists and not_exists exclude each other"))
     if wants_absent and assertion.get("optional"):

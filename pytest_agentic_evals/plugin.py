@@ -22,6 +22,8 @@ import pytest
 from . import hookspecs
 from .expectations import ExpectationKind, builtin_kinds
 from .fixture import Case, Fixture, FixtureError, load_fixture
+from .regression_items import RegressionPlugin, regression_results
+from .regressions import is_registry
 from .report import (
     build_fixture_report,
     session_report,
@@ -106,6 +108,7 @@ def pytest_configure(config: pytest.Config) -> None:
     state = AgenticEvalsSession(config)
     config.stash[STATE_KEY] = state
     config.pluginmanager.register(state, "agentic-evals-session")
+    RegressionPlugin.install(config, state)
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistController(state), "agentic-evals-xdist")
 
@@ -199,8 +202,8 @@ class AgenticEvalsSession:
 
     # -- collection --------------------------------------------------------------------
     def wants(self, file_path: Path, parent: pytest.Collector) -> bool:
-        if file_path.suffix != ".json":
-            return False
+        if file_path.suffix != ".json" or is_registry(file_path):
+            return False  # a regressions.json is collected by regression_items, never a fixture
         if parent.session.isinitpath(file_path):
             return True
         return any(fnmatch.fnmatch(file_path.name, pattern) for pattern in self.patterns)
@@ -269,7 +272,7 @@ class AgenticEvalsSession:
             crashed = str(report.when) == "???"  # how xdist marks a crashed worker's trial
             problem = ("the worker running this trial crashed" if crashed
                        else f"trial did not complete ({report.when}): "
-                       + _first_line(str(report.longrepr)))
+                       + _crash_message(report))
             self.results[fixture_nodeid][(case, trial)] = {
                 "trial": trial, "outcome": FAIL, "exit_code": None, "duration_ms": 0,
                 "timed_out": False, "left_behind_processes": [], "problems": [problem],
@@ -321,7 +324,7 @@ class AgenticEvalsSession:
             gate = fixture_gate(report)
             if gate.counts and not gate.passed:
                 self.gate_failures.append(gate.reason)
-        if self.reports:
+        if self.reports or regression_results(self.config):
             full = session_report(self.reports)
             self.config.hook.pytest_agentic_evals_modify_report(report=full, config=self.config)
             self.session_report = full
@@ -397,8 +400,13 @@ def _parse_trial_nodeid(nodeid: str) -> tuple[str, str, int] | None:
     return path, case, int(trial)
 
 
-def _first_line(text: str) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
+def _crash_message(report: pytest.TestReport) -> str:
+    """What went wrong, in one line: the exception pytest recorded (e.g. pytest-timeout's
+    "Failed: Timeout >5.0s"), else the last line of the failure text."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    if crash is not None and getattr(crash, "message", ""):
+        return str(crash.message).splitlines()[0]
+    lines = [line for line in str(report.longrepr).strip().splitlines() if line.strip()]
     return lines[-1].strip() if lines else "no detail"
 
 

@@ -98,6 +98,7 @@ def test_unknown_keys_in_artifact_assertions_are_errors(fixture_data: dict, skil
         ({"path": "../../escape.json"}, "resolves outside the workspace"),
         ({"path": "/etc/passwd"}, "absolute artifact path"),
         ({"path": "o.json", "is_type": "float"}, "is not one of"),
+        ({"path": "o.json", "exists": False, "optional": True}, "optional makes no sense"),
     ],
 )
 def test_artifact_assertion_mistakes(
@@ -359,3 +360,23 @@ def test_arbitrary_bytes_give_problems(raw: bytes, skill: Skill) -> None:
     path = skill.fixtures / "raw.json"
     path.write_bytes(raw)
     load_or_problems(path)
+
+
+def test_every_case_labelled_real_world_must_be(fixture_data: dict, skill: Skill) -> None:
+    data = with_case(fixture_data, command=["echo", "run.sh"], real_world=True)
+    found = pointers_of(skill.write(data))  # case 0 is genuinely real-world; case 2 is not
+    assert "real_world case 'extra' is not real-world" in found["/cases/2/command"]
+    assert "/cases/0/command" not in found
+
+
+def test_fixture_dir_placeholder_is_judged_as_the_path_it_becomes(
+    fixture_data: dict, skill: Skill
+) -> None:
+    fixture_data["cases"][0]["command"] = ["bash", "{fixture_dir}/../run.sh", "Ada"]
+    assert load_fixture(skill.write(fixture_data)).cases[0].real_world
+
+
+def test_unknown_top_level_keys_are_errors(fixture_data: dict, skill: Skill) -> None:
+    found = pointers_of(skill.write({**fixture_data, "trails": 3}))
+    assert "unknown key 'trails' (did you mean 'trials'?)" in found["/trails"]
+    load_fixture(skill.write({**fixture_data, "$schema": "./agentic-eval.schema.json"}))

@@ -628,3 +628,15 @@ def test_a_kind_from_the_fixture_folders_conftest(
     result = run(pytester, mode=mode)
     assert result.ret == 0, result.stdout.str()
     assert read_report(pytester)["readiness"] == "READY"
+
+
+def test_pytest_timeout_is_a_backstop_that_names_itself(pytester: pytest.Pytester) -> None:
+    data = skill_fixture()
+    data["cases"][0]["command"] = ["bash", "-c", "../run.sh x; sleep 30"]
+    data["cases"][0]["timeout_seconds"] = 60  # longer than the backstop: pytest-timeout fires
+    make_skill(pytester, data)
+    result = run(pytester, "--timeout", "2", "--timeout-method", "signal")
+    assert result.ret == 1
+    report = read_report(pytester)
+    problem = report["cases"][0]["problems"][0]
+    assert "trial did not complete (call): Failed: Timeout" in problem
