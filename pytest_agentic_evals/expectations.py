@@ -49,6 +49,9 @@ class Observation:
     workspace: Path
     """The root of the trial's workspace; artifacts must stay inside it unless declared."""
     needles: Mapping[str, tuple[frozenset[str], frozenset[str]]] = field(default_factory=dict)
+    not_before_ns: int | None = None
+    """When the trial started: an artifact outside the workspace is not deleted before a
+    trial, so one last written before this moment is stale and cannot count."""
     """Per stream, the substrings and regexes known in advance, searched for in one pass."""
     _searched: dict[str, tuple[set[str], set[str]]] = field(default_factory=dict)
 
@@ -188,6 +191,8 @@ def check_artifact(assertion: Mapping[str, Any], observation: Observation) -> li
         return ["file exists but must not"]
     if not path.is_file():
         return ["is not a regular file"]
+    if outside and not _written_during_trial(path, observation):
+        return ["file was not written during this trial (left from before it started)"]
 
     failures = []
     size = path.stat().st_size
@@ -249,6 +254,12 @@ def check_artifact(assertion: Mapping[str, Any], observation: Observation) -> li
             failures.append(f"matches_regex: /{assertion['matches_regex']}/ does not match "
                             f"{_show(text)}")
     return failures
+
+
+def _written_during_trial(path: Path, observation: Observation) -> bool:
+    if observation.not_before_ns is None:
+        return True
+    return path.stat().st_mtime_ns >= observation.not_before_ns
 
 
 def file_sha256(path: Path) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import time
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -131,10 +132,12 @@ def _run_in(
     })
     env = trial_environment(case, trial, settings, scratch, workspace.fixture_dir)
     timeout = case.timeout_seconds or settings.default_timeout
+    started_ns = time.time_ns()
     process = run_process(argv, cwd=workspace.cwd, env=env, timeout=timeout,
                           output_dir=trial_dir / "output")
 
     observation = Observation(
+        not_before_ns=started_ns,
         exit_code=process.exit_code,
         stdout_path=process.stdout_path,
         stderr_path=process.stderr_path,
@@ -175,6 +178,8 @@ def _prepare_files(workspace: ws.Workspace, case: Case) -> list[str]:
     problems = []
     probe = Observation(None, Path(), Path(), workspace.cwd, workspace.root)
     for relative, outside in output_paths(case):
+        if outside:
+            continue  # never deleted outside the workspace: checked for freshness instead
         try:
             ws.remove_path(probe.resolve(relative, outside))
         except (ArtifactError, OSError) as exc:

@@ -640,3 +640,23 @@ def test_pytest_timeout_is_a_backstop_that_names_itself(pytester: pytest.Pyteste
     report = read_report(pytester)
     problem = report["cases"][0]["problems"][0]
     assert "trial did not complete (call): Failed: Timeout" in problem
+
+
+def test_outside_outputs_are_never_deleted_but_must_be_fresh(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    outside = tmp_path / "shared-results.json"
+    outside.write_text('{"ok": true}')  # stale: written before the run
+    data = skill_fixture()
+    data["cases"][0]["expected"]["artifacts"] = [
+        {"path": str(outside), "outside_workspace": True, "json_pointer": "/ok", "is_true": True}
+    ]
+    make_skill(pytester, data)
+    assert run(pytester).ret == 1
+    assert outside.exists()  # a file outside the workspace is never removed
+    problem = read_report(pytester)["cases"][0]["problems"][0]
+    assert "not written during this trial" in problem
+    write_fresh = f"../run.sh Ada; echo '{{\"ok\": true}}' > {outside}"
+    data["cases"][0]["command"] = ["bash", "-c", write_fresh]
+    make_skill(pytester, data)
+    assert run(pytester).ret == 0
