@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import os
 import secrets
-import time
 import shutil
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
