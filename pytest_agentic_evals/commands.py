@@ -139,8 +139,9 @@ def _short(text: str, limit: int = 80) -> str:
     return repr(text if len(text) <= limit else text[: limit - 3] + "...")
 
 
-def _find_close(text: str, start: int, depth: int, what: str) -> int:
-    """Index of the ``)`` that closes ``depth`` open parentheses, skipping quoted text."""
+def _find_close(text: str, start: int, depth: int, what: str, pair: str = "()") -> int:
+    """Index of the bracket that closes ``depth`` open ones of ``pair``, skipping quoted text."""
+    opening, closing = pair[0], pair[1]
     i = start
     n = len(text)
     while i < n:
@@ -160,40 +161,14 @@ def _find_close(text: str, start: int, depth: int, what: str) -> int:
                 i += 2 if text[i] == "\\" else 1
             i += 1
             continue
-        if c == "(":
+        if c == opening:
             depth += 1
-        elif c == ")":
+        elif c == closing:
             depth -= 1
             if depth == 0:
                 return i
         i += 1
     raise CommandParseError(f"unterminated {what} in shell script {_short(text)}")
-
-
-def _find_brace(text: str, start: int) -> int:
-    """Index of the ``}`` closing a ``${`` parameter expansion."""
-    depth = 1
-    i = start
-    n = len(text)
-    while i < n:
-        c = text[i]
-        if c == "\\":
-            i += 2
-            continue
-        if c in "'\"":
-            end = text.find(c, i + 1)
-            if end < 0:
-                break
-            i = end + 1
-            continue
-        if c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    raise CommandParseError(f"unterminated ${{...}} expansion in shell script {_short(text)}")
 
 
 class _PrePass:
@@ -337,7 +312,7 @@ class _PrePass:
             self._piece(src[i : end + 1], src[i + 2 : end])
             return end + 1
         if src.startswith("${", i):
-            end = _find_brace(src, i + 2)
+            end = _find_close(src, i + 2, 1, "${...} expansion", "{}")
             self._piece(src[i : end + 1])
             return end + 1
         if not quoted and src.startswith("$'", i):

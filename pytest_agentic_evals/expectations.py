@@ -18,6 +18,7 @@ from typing import Any
 
 import jsonpointer
 
+from .jsonvalues import json_equal, json_type
 from .output import search_stream
 
 STREAMS = ("stdout", "stderr")
@@ -292,40 +293,6 @@ def _json_value(path: Path, pointer: str) -> Any:
         return jsonpointer.resolve_pointer(document, pointer)
     except jsonpointer.JsonPointerException as exc:
         raise ArtifactError(f"JSON pointer {pointer!r} does not resolve: {exc}") from None
-
-
-def json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        # 5550102.0 is written as a float: for value representations that difference matters.
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
-
-
-def json_equal(left: Any, right: Any) -> bool:
-    """Equality with JSON's types: ``true`` is not ``1``, ``"1"`` is not ``1``; 1 equals 1.0."""
-    if isinstance(left, bool) or isinstance(right, bool):
-        return isinstance(left, bool) and isinstance(right, bool) and left == right
-    if isinstance(left, (int, float)) and isinstance(right, (int, float)):
-        return left == right
-    if type(left) is not type(right):
-        return False
-    if isinstance(left, list):
-        return len(left) == len(right) and all(
-            json_equal(a, b) for a, b in zip(left, right, strict=True)
-        )
-    if isinstance(left, dict):
-        return left.keys() == right.keys() and all(json_equal(left[k], right[k]) for k in left)
-    return bool(left == right)
 
 
 def _show(value: Any) -> str:

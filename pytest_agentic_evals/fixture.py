@@ -22,7 +22,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from .problems import InputError, Problem, pointer_for
+from .problems import InputError, Problem, explain_schema_error, pointer_for, shown_value
 
 CASE_TYPES = ("positive", "negative", "adversarial")
 SKILL_MINIMUM_TRIALS = 2
@@ -318,57 +318,16 @@ def _schema_problems(
 
 
 def _explain(error: ValidationError) -> list[tuple[str, str]]:
-    """Turn a jsonschema error into (pointer, message) pairs a person can act on."""
+    """Schema errors in the fixture's own terms where a generic message would puzzle."""
     parts = list(error.absolute_path)
     pointer = pointer_for(*parts)
-    instance = error.instance
-    if error.validator == "additionalProperties" and isinstance(instance, dict):
-        allowed = set(error.schema.get("properties", {}))
-        unknown = sorted(key for key in instance if key not in allowed)
-        return [
-            (pointer_for(*parts, key), f"unknown key {key!r}{_did_you_mean(key, allowed)}")
-            for key in unknown
-        ]
-    if error.validator == "required":
-        return [(pointer, error.message)]
-    if error.validator == "type":
-        expected = error.validator_value
-        return [(pointer, f"{_show(instance)} is {_json_type(instance)}, expected {expected}")]
     if error.validator == "pattern" and parts and parts[-1] == "name":
-        return [(pointer, f"{_show(instance)} cannot be used in a test id: use letters, digits "
-                          "and _ . : + - only, starting with a letter or digit")]
-    if error.validator == "pattern" and parts and parts[-1] in ("json_pointer",):
-        return [(pointer, f"{_show(instance)} is not an RFC 6901 JSON pointer "
+        return [(pointer, f"{shown_value(error.instance)} cannot be used in a test id: use "
+                          "letters, digits and _ . : + - only, starting with a letter or digit")]
+    if error.validator == "pattern" and parts and parts[-1] == "json_pointer":
+        return [(pointer, f"{shown_value(error.instance)} is not an RFC 6901 JSON pointer "
                           "(it starts with '/' and escapes '~' as ~0, '/' as ~1)")]
-    return [(pointer, error.message)]
-
-
-def _show(value: Any) -> str:
-    text = json.dumps(value) if not isinstance(value, (dict, list)) else type(value).__name__
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if value is None:
-        return "null"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
-
-
-def _did_you_mean(key: str, allowed: set[str]) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(key, sorted(allowed), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    return explain_schema_error(error)
 
 
 def _duplicate_names(cases: list[Any], shown: str) -> list[Problem]:

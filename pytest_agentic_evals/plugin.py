@@ -404,8 +404,9 @@ def _crash_message(report: pytest.TestReport) -> str:
     """What went wrong, in one line: the exception pytest recorded (e.g. pytest-timeout's
     "Failed: Timeout >5.0s"), else the last line of the failure text."""
     crash = getattr(report.longrepr, "reprcrash", None)
-    if crash is not None and getattr(crash, "message", ""):
-        return str(crash.message).splitlines()[0]
+    message = str(getattr(crash, "message", "") or "")
+    if message:
+        return message.splitlines()[0]
     lines = [line for line in str(report.longrepr).strip().splitlines() if line.strip()]
     return lines[-1].strip() if lines else "no detail"
 

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import difflib
+import json
 from dataclasses import dataclass
+from typing import Any
+
+from jsonschema.exceptions import ValidationError
+
+from .jsonvalues import described_type
 
 
 @dataclass(frozen=True, order=True)
@@ -35,3 +42,35 @@ class InputError(Exception):
 def pointer_for(*parts: object) -> str:
     """Build an RFC 6901 pointer from path parts, escaping ``~`` and ``/``."""
     return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in parts)
+
+
+def explain_schema_error(error: ValidationError) -> list[tuple[str, str]]:
+    """Turn a jsonschema error into (pointer, message) pairs a person can act on.
+
+    An unknown key is reported at its own pointer, with the closest known key.
+    """
+    parts = list(error.absolute_path)
+    pointer = pointer_for(*parts)
+    instance = error.instance
+    if error.validator == "additionalProperties" and isinstance(instance, dict):
+        allowed = set(error.schema.get("properties", {}))
+        return [
+            (pointer_for(*parts, key), f"unknown key {key!r}{_did_you_mean(key, allowed)}")
+            for key in sorted(key for key in instance if key not in allowed)
+        ]
+    if error.validator == "type":
+        expected = error.validator_value
+        return [(pointer, f"{shown_value(instance)} is {described_type(instance)}, "
+                          f"expected {expected}")]
+    return [(pointer, error.message)]
+
+
+def shown_value(value: Any) -> str:
+    """A JSON value, short enough for one line of a message."""
+    text = json.dumps(value) if not isinstance(value, (dict, list)) else type(value).__name__
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _did_you_mean(key: str, allowed: set[str]) -> str:
+    close = difflib.get_close_matches(key, sorted(allowed), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
