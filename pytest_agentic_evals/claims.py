@@ -482,13 +482,13 @@ def qualify(case: Case) -> Qualification:
     reasons: list[str] = []
     entrypoint: str | None = None
     try:
-        stubs = fixture_stub_inputs(case.command)
+        stubs = fixture_stub_inputs(case.judged_command)
     except CommandParseError as exc:
         stubs = []
         reasons.append(f"its command cannot be analysed, so it reaches no entrypoint anyone "
                        f"can vouch for: {exc}")
     else:
-        entrypoint, explanation = real_world_entrypoint(case.command, case.cwd)
+        entrypoint, explanation = real_world_entrypoint(case.judged_command, case.cwd)
         if stubs:
             reasons.append(f"it feeds itself fixture/stub/mocked inputs ({', '.join(stubs)}) "
                            "as the boundary authority; write real inputs with the case's "
@@ -630,7 +630,7 @@ def _counts_for(evidence: _Evidence, claim_id: str) -> str | None:
         return None
     return (f"live case {case.name!r} supports {len(case.supports_claims)} claims "
             f"({', '.join(case.supports_claims)}) but none of its artifact assertions names "
-            f"{claim_id!r}, so it counts for none of them")
+            f"{claim_id!r}, so it does not count for {claim_id!r}")
 
 
 def _serves(effective: str, required: str) -> bool:
@@ -738,9 +738,9 @@ def _independence_gap(
     distinct_blocked = any(item.outcome == BLOCKED and item.representation
                            and item.representation not in producer_reps for item in own)
     return _Gap(
-        f"independence from {producer!r} is nominal: {claim_id!r}'s passing cases cover no "
-        f"representation that {producer!r}'s cases do not (its cases: "
-        f"{', '.join(own_reps) or 'none tagged'}; {producer!r}'s: "
+        f"independence from {producer!r} is nominal: the passing cases of {claim_id!r} cover "
+        f"no representation that the cases of {producer!r} do not (its cases: "
+        f"{', '.join(own_reps) or 'none tagged'}; those of {producer!r}: "
         f"{', '.join(sorted(producer_reps)) or 'none tagged'})",
         distinct_blocked,
     )

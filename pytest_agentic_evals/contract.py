@@ -62,14 +62,14 @@ def _skill_violations(fixture: Fixture, shown: str) -> list[Problem]:
     # Every case that calls itself real-world must be: a mislabelled one misleads a reader of
     # the fixture even when another case carries the real-world duty.
     for case in real_world:
-        reason = _real_world_judgement(case, fixture)
+        reason = _real_world_judgement(case)
         if reason is not None:
             problems.append(Problem(shown, case.pointer + "/command",
                                     f"real_world case {case.name!r} is not real-world: {reason}"))
 
     for case in fixture.cases:
         try:
-            verdict = triviality(case.command)
+            verdict = triviality(case.judged_command)
         except CommandParseError as exc:
             problems.append(Problem(shown, case.pointer + "/command",
                                     f"cannot judge command of {case.name!r}: {exc}"))
@@ -80,10 +80,9 @@ def _skill_violations(fixture: Fixture, shown: str) -> list[Problem]:
     return problems
 
 
-def _real_world_judgement(case: Case, fixture: Fixture) -> str | None:
+def _real_world_judgement(case: Case) -> str | None:
     """None when the case reaches a live path; otherwise why it does not."""
-    # {fixture_dir} names the fixture's folder at run time; judge the path it will become.
-    command = [word.replace("{fixture_dir}", str(fixture.path.parent)) for word in case.command]
+    command = case.judged_command
     try:
         entrypoint, explanation = real_world_entrypoint(command, case.cwd)
         stubs = fixture_stub_inputs(command)
@@ -108,7 +107,7 @@ def _compliance_violations(fixture: Fixture, shown: str) -> list[Problem]:
     non_deterministic = []
     for case in fixture.cases:
         try:
-            sample = sampling(case.command)
+            sample = sampling(case.judged_command)
         except CommandParseError:
             continue  # already reported by the skill rules
         if not sample.non_deterministic:

@@ -50,10 +50,10 @@ class Observation:
     workspace: Path
     """The root of the trial's workspace; artifacts must stay inside it unless declared."""
     needles: Mapping[str, tuple[frozenset[str], frozenset[str]]] = field(default_factory=dict)
+    """Per stream, the substrings and regexes known in advance, searched for in one pass."""
     not_before_ns: int | None = None
     """When the trial started: an artifact outside the workspace is not deleted before a
     trial, so one last written before this moment is stale and cannot count."""
-    """Per stream, the substrings and regexes known in advance, searched for in one pass."""
     _searched: dict[str, tuple[set[str], set[str]]] = field(default_factory=dict)
 
     def stream_path(self, stream: str) -> Path:
@@ -228,6 +228,9 @@ def check_artifact(assertion: Mapping[str, Any], observation: Observation) -> li
         other_path = observation.resolve(other["path"], outside)
         if not other_path.is_file():
             failures.append(f"equals_artifact: {other['path']} not found after the run")
+        elif outside and not _written_during_trial(other_path, observation):
+            failures.append(f"equals_artifact: {other['path']} was not written during this "
+                            "trial (left from before it started)")
         else:
             if "json_pointer" in other or needs_json:
                 other_value = _json_value(other_path, other.get("json_pointer", ""))

@@ -63,6 +63,8 @@ class Case:
     expected: Mapping[str, Any]
     cwd: Path
     """Absolute working directory in the source tree (the fixture's directory or its ``cwd``)."""
+    fixture_dir: Path = Path()
+    """The folder of the fixture file, which ``{fixture_dir}`` names at run time."""
     required: bool = True
     real_world: bool = False
     evidence_class: str | None = None
@@ -81,6 +83,14 @@ class Case:
     @property
     def pointer(self) -> str:
         return pointer_for("cases", self.index)
+
+    @property
+    def judged_command(self) -> tuple[str, ...]:
+        """The command as load-time judgements see it: ``{fixture_dir}`` becomes the path it
+        names, relative to the working directory, so that where a checkout lives (say under a
+        folder called ``fixtures``) cannot change a verdict."""
+        relative = os.path.relpath(self.fixture_dir, self.cwd)
+        return tuple(word.replace("{fixture_dir}", relative) for word in self.command)
 
 
 @dataclass(frozen=True)
@@ -410,6 +420,7 @@ def _build_case(
         command=tuple(case["command"]),
         expected=expected,
         cwd=cwd,
+        fixture_dir=fixture_path.parent,
         required=case.get("required", True),
         real_world=case.get("real_world", False),
         evidence_class=case.get("evidence_class"),
@@ -441,7 +452,8 @@ def _artifact_assertion_problems(
     if wants_present and wants_absent:
         problems.append(Problem(shown, here, "exists and not_exists exclude each other"))
     if wants_absent and assertion.get("optional"):
-        problems.append(Problem(shown, here, "optional makes no sense with not_exists"))
+        problems.append(Problem(shown, here, "optional makes no sense for a file that must be "
+                                "absent (not_exists, absent or exists: false)"))
     other = assertion.get("equals_artifact")
     if isinstance(other, dict):
         problems += _containment(

@@ -20,6 +20,7 @@ from typing import IO, Any
 import pytest
 
 from . import hookspecs
+from .claims import qualify
 from .expectations import ExpectationKind, builtin_kinds
 from .fixture import Case, Fixture, FixtureError, load_fixture
 from .regression_items import RegressionPlugin, regression_results
@@ -190,7 +191,8 @@ class AgenticEvalsSession:
             for kind in contributed or ():
                 if kind.key in kinds:
                     raise pytest.UsageError(
-                        f"expectation kind {kind.key!r} is defined twice (by a plugin)"
+                        f"expectation kind {kind.key!r} is defined twice "
+                        "(by a plugin or a conftest.py)"
                     )
                 kinds[kind.key] = kind
         return kinds
@@ -475,7 +477,8 @@ class TrialItem(pytest.Item):
             ("case", self.case.name),
             ("trial", str(self.trial)),
             ("outcome", result["outcome"]),
-            ("evidence_class", self.case.evidence_class or "deterministic"),
+            # The class the evidence counts as, after live qualification, not the one declared.
+            ("evidence_class", qualify(self.case).effective),
             ("duration_ms", str(result["duration_ms"])),
         ]
         if result["outcome"] == FAIL:

@@ -112,9 +112,10 @@ def markdown(report: dict[str, Any]) -> str:
         )) + " |")
     for fixture in fixtures:
         out += ["", f"### {_cell(fixture['fixture'])}: {fixture['readiness']}", ""]
-        if fixture["selection"] == "partial":
-            out += ["Partial run: not every case and trial was selected, so it cannot be READY.",
-                    ""]
+        notes = [note for note in fixture.get("readiness_notes", ()) if note.startswith(
+            ("partial run", "the run was interrupted"))]
+        if notes:
+            out += [_cell("; ".join(notes)).capitalize() + ": it cannot be READY.", ""]
         out += ["| case | outcome | trials passed | pass rate (95% CI) | pass^n | kind | problem |",
                 "|---|---|---|---|---|---|---|"]
         for case in fixture["cases"]:

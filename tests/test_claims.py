@@ -525,7 +525,7 @@ def test_a_shared_live_case_without_per_claim_artifacts_counts_for_none(skill: S
         assert entry["verdict"] == NOT_ESTABLISHED
         assert entry["supporting_cases"] == {"live_e2e": []}
         (uncounted,) = entry["uncounted_cases"]
-        assert uncounted["case"] == "l" and "counts for none" in uncounted["reason"]
+        assert uncounted["case"] == "l" and "does not count for" in uncounted["reason"]
         assert "shared live run with no artifact naming this claim: l" in entry["reasons"][0]
     assert readiness == READINESS_NOT_ESTABLISHED
 

@@ -28,7 +28,9 @@ CLAIM = {
 }
 
 
-def redaction_case(name: str, phone: Any, representation: str) -> dict[str, Any]:
+def redaction_case(name: str, phone: str, representation: str) -> dict[str, Any]:
+    """An adversarial case feeding one phone number, given as raw JSON text: written as a
+    JSON value, 5.550103e6 would reach the file as 5550103.0 and test nothing new."""
     return {
         "name": name,
         "type": "adversarial",
@@ -37,16 +39,16 @@ def redaction_case(name: str, phone: Any, representation: str) -> dict[str, Any]
         "seams": ["value-representation"],
         "command": ["python3", "../redact.py", "input/records.json", "out/redacted.json"],
         "artifacts": [{"path": "input/records.json",
-                       "content": [{"name": "Ada", "phone": phone}]}],
+                       "content": f'[{{"name": "Ada", "phone": {phone}}}]'}],
         "expected": {"exit_code": 0, "artifacts": [
             {"path": "out/redacted.json", "json_pointer": "/0/phone", "equals": "[REDACTED]"},
         ]},
     }
 
 
-def redaction_fixture(representations: dict[str, Any]) -> dict[str, Any]:
+def redaction_fixture(representations: dict[str, str]) -> dict[str, Any]:
     cases = [
-        {**redaction_case("redacts-a-record", "555-0100", "string"), "type": "positive",
+        {**redaction_case("redacts-a-record", '"555-0100"', "string"), "type": "positive",
          "real_world": True},
         {"name": "unreadable-input-refused", "type": "negative",
          "command": ["python3", "../redact.py", "input/missing.json", "out/redacted.json"],
@@ -74,7 +76,7 @@ def redactor(tmp_path: Path) -> Path:
     return root
 
 
-def run_redactor(root: Path, representations: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+def run_redactor(root: Path, representations: dict[str, str]) -> tuple[int, dict[str, Any]]:
     path = root / "fixtures" / "agentic_eval.json"
     path.write_text(json.dumps(redaction_fixture(representations), indent=2))
     result = run_cli("run", str(path), cwd=root)
@@ -84,7 +86,7 @@ def run_redactor(root: Path, representations: dict[str, Any]) -> tuple[int, dict
 
 def test_the_phone_number_incident_replayed_through_the_cli(redactor: Path) -> None:
     # 1. Only string phone numbers are tested: every case passes, and it is still not READY.
-    status, report = run_redactor(redactor, {"string": "+1 (555) 010-3"})
+    status, report = run_redactor(redactor, {"string": '"+1 (555) 010-3"'})
     claim = report["capability_readiness"]["no-phone-in-output"]
     assert status == 1
     assert [case["outcome"] for case in report["cases"]] == ["PASS"] * 3
@@ -93,8 +95,8 @@ def test_the_phone_number_incident_replayed_through_the_cli(redactor: Path) -> N
     assert sorted(claim["missing_representations"]) == ["float", "integer", "scientific"]
 
     # 2. One adversarial case per representation: the leak shows, and the claim FAILS.
-    every = {"string": "+1 (555) 010-3", "integer": 5550101, "float": 5550102.0,
-             "scientific": 5.550103e6}
+    every = {"string": '"+1 (555) 010-3"', "integer": "5550101", "float": "5550102.0",
+             "scientific": "5.550103e6"}
     status, report = run_redactor(redactor, every)
     claim = report["capability_readiness"]["no-phone-in-output"]
     outcomes = {case["name"]: case["outcome"] for case in report["cases"]}
