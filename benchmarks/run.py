@@ -131,7 +131,44 @@ def bench_overhead(work: Path, quick: bool) -> list[tuple[str, str, str, str]]:
              f"{ours / baseline:.1f}x; +{per_trial:.1f} ms per trial")]
 
 
-BENCHMARKS = {"collection": bench_collection, "memory": bench_memory, "overhead": bench_overhead}
+def bench_audit_skills(work: Path, quick: bool) -> list[tuple[str, str, str, str]]:
+    """`audit-skills` over 5,000 skills, next to `find ROOT -name SKILL.md` on the same tree."""
+    root = work / "skill-tree"
+    valid = {"version": 2, "skill": "s", "trials": 2, "eval_kind": "scaffold", "cases": [
+        {"name": "sanity", "type": "positive", "command": ["bash", "../sanity.sh"],
+         "expected": {"exit_code": 0}}]}
+    for i in range(5_000):
+        # 50 categories of 100 skills, in a realistic mix: an entrypoint on most, a fixture
+        # on one in ten, a foreign eval on one in twenty, a broken frontmatter on one in fifty.
+        skill = root / f"category-{i // 100}" / f"group-{i % 10}" / f"skill-{i}"
+        (skill / "scripts").mkdir(parents=True)
+        name = f"skill-{i}" if i % 50 else "[broken"
+        (skill / "SKILL.md").write_text(
+            f"---\nname: {name}\ndescription: skill number {i}\ntriggers: [a, b]\n"
+            f"allowed-tools: [Bash, Read]\nmetadata:\n  owner: team-{i % 7}\n---\n# body\n")
+        (skill / "scripts" / "tool.py").write_text("print('x')\n")
+        if i % 4:
+            (skill / "run.sh").write_text("#!/bin/sh\nexit 0\n")
+        if i % 10 == 0:
+            write_fixture(skill / "fixtures" / "agentic_eval.json", valid["cases"], 2,
+                          kind="scaffold")
+        if i % 20 == 5:
+            (skill / "evals").mkdir()
+            (skill / "evals" / "evals.json").write_text("[]")
+    for skipped in ("node_modules/pkg", ".git/objects", ".venv/lib"):
+        (root / skipped).mkdir(parents=True)
+    repeat = 3 if quick else 5
+    command = [str(Path(sys.executable).parent / "agentic-evals"), "audit-skills", str(root),
+               "--output", str(work / "audit.json")]
+    ours = median_of(repeat, lambda: timed(command, root))
+    baseline = median_of(repeat, lambda: timed(["find", str(root), "-name", "SKILL.md"], root))
+    audited = json.loads((work / "audit.json").read_text())["summary"]["skills"]
+    return [(f"audit-skills over {audited:,} skills (wall, whole command)", f"{ours:.2f} s",
+             f"{baseline:.2f} s (find ROOT -name SKILL.md)", f"{ours / baseline:.1f}x")]
+
+
+BENCHMARKS = {"collection": bench_collection, "memory": bench_memory, "overhead": bench_overhead,
+              "skills": bench_audit_skills}
 
 
 def main() -> int:

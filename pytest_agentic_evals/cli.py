@@ -10,19 +10,23 @@ import json
 import subprocess
 import sys
 import tempfile
+import uuid
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from .expectations import ExpectationKind
+from . import regressions, skills
+from .expectations import ExpectationKind, builtin_kinds
 from .fixture import Fixture, FixtureError, load_fixture, schema_text
 from .report import report_problems, write_json_atomically
 from .summary import markdown, terminal_lines
+from .trial import DEFAULT_TIMEOUT_SECONDS, RunSettings
+from .workspace import new_run_dir
 
 EXIT_OK, EXIT_GATE, EXIT_INPUT = 0, 1, 2
 EXIT_INTERRUPTED = 130
-SCHEMAS = ("fixture", "report", "session-report")
+SCHEMAS = ("fixture", "report", "session-report", "regressions")
 
 
 def installed_plugin_kinds() -> dict[str, dict[str, Any]]:
@@ -31,7 +35,12 @@ def installed_plugin_kinds() -> dict[str, dict[str, Any]]:
     Kinds defined in a ``conftest.py`` are only known to a pytest session; the CLI knows the
     built-in kinds and those of installed plugins (``pytest11`` entry points).
     """
-    schemas: dict[str, dict[str, Any]] = {}
+    return {key: dict(kind.schema or {}) for key, kind in installed_kinds().items()}
+
+
+def installed_kinds() -> dict[str, ExpectationKind]:
+    """Expectation kinds that installed pytest plugins add (not the built-in ones)."""
+    kinds: dict[str, ExpectationKind] = {}
     for entry in metadata.entry_points(group="pytest11"):
         if entry.value.startswith("pytest_agentic_evals"):
             continue
@@ -43,8 +52,8 @@ def installed_plugin_kinds() -> dict[str, dict[str, Any]]:
         if callable(hook):
             kind: ExpectationKind
             for kind in hook() or ():
-                schemas[kind.key] = dict(kind.schema or {})
-    return schemas
+                kinds[kind.key] = kind
+    return kinds
 
 
 def load_all(paths: Sequence[str]) -> tuple[list[Fixture], list[str]]:
@@ -102,6 +111,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         command += [option for name in args.case for option in ("--agentic-evals-case", name)]
         if args.report_only:
             command.append("--agentic-evals-report-only")
+        if "-m" not in args.pytest_args:
+            # run runs trials, as it always has; retained regressions are verified by
+            # `regressions verify` or by `-- -m regression`.
+            command += ["-m", "not regression"]
         command += args.pytest_args
         # pytest's progress goes to stderr: stdout carries only the JSON report.
         process = subprocess.Popen(command, stdout=sys.stderr.fileno(), stdin=subprocess.DEVNULL)
@@ -163,6 +176,332 @@ def _interrupted(report: dict[str, Any]) -> bool:
     return any(fixture.get("interrupted") for fixture in fixtures)
 
 
+def _emit(report: dict[str, Any], args: argparse.Namespace, lines: list[str]) -> None:
+    """A table for a person on stdout (or the JSON with --json), the JSON at --output."""
+    if args.json:
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        for line in lines:
+            print(line)
+    if args.output:
+        write_json_atomically(args.output, report)
+        print(f"report: {args.output}", file=sys.stderr)
+
+
+def cmd_regressions_audit(args: argparse.Namespace) -> int:
+    """``regressions audit ROOT`` and ``regressions show SKILL_DIR``: static, runs nothing."""
+    target = Path(args.path)
+    if args.action == "audit":
+        if not target.is_dir():
+            print(f"{args.path}: not a directory", file=sys.stderr)
+            return EXIT_INPUT
+        paths = regressions.find_registries(target)
+    else:
+        if not target.exists():
+            print(f"{args.path}: no such file or directory", file=sys.stderr)
+            return EXIT_INPUT
+        found = regressions.find_registry(target)
+        paths = [found] if found else []
+    report = regressions.audit(
+        paths, root=args.path, freshness_days=args.freshness_days, strict=args.strict,
+        extra_expectations=installed_plugin_kinds(),
+    )
+    lines = regressions.audit_lines(report)
+    if not paths:
+        lines.insert(0, f"no {regressions.REGISTRY_FILENAME} under {args.path}")
+    _emit(report, args, lines)
+    invalid = [entry for entry in report["registries"] if not entry["valid"]]
+    for entry in invalid:
+        print(f"regressions registry rejected ({len(entry['problems'])} problem(s)):",
+              file=sys.stderr)
+        for problem in entry["problems"]:
+            print(f"  - {problem}", file=sys.stderr)
+    if invalid:
+        return EXIT_INPUT
+    return EXIT_OK if report["gate"]["passed"] else EXIT_GATE
+
+
+def cmd_regressions_verify(args: argparse.Namespace) -> int:
+    """``regressions verify SKILL_DIR``: every active proof must fail as declared, then every
+    retained case must pass on the current code."""
+    path = regressions.find_registry(args.path)
+    if path is None:
+        print(f"{args.path}: no regression registry (looked for fixtures/"
+              f"{regressions.REGISTRY_FILENAME} and {regressions.REGISTRY_FILENAME})",
+              file=sys.stderr)
+        return EXIT_INPUT
+    try:
+        registry = regressions.load_registry(path)
+    except regressions.RegistryError as exc:
+        print(exc.describe(), file=sys.stderr)
+        return EXIT_INPUT
+    selected = list(registry.active)
+    if args.regression:
+        known = {r.regression_id for r in registry.regressions}
+        unknown = [rid for rid in args.regression if rid not in known]
+        if unknown:
+            print(f"unknown regression(s): {', '.join(unknown)} (in {registry.shown}: "
+                  f"{', '.join(sorted(known)) or 'none'})", file=sys.stderr)
+            return EXIT_INPUT
+        for rid in args.regression:
+            if registry.regression(rid).status != regressions.ACTIVE:
+                print(f"{rid} is {registry.regression(rid).status}: not verified",
+                      file=sys.stderr)
+        selected = [r for r in selected if r.regression_id in args.regression]
+
+    run_id = uuid.uuid4().hex[:12]
+    run_dir, in_use = new_run_dir(run_id)
+    kinds = {**builtin_kinds(), **installed_kinds()}
+    results = []
+    try:
+        settings = RunSettings(run_id=run_id, run_dir=run_dir,
+                               default_timeout=args.timeout or DEFAULT_TIMEOUT_SECONDS)
+        for regression in selected:
+            print(f"verifying {regression.regression_id} ...", file=sys.stderr)
+            results.append(regressions.verify_regression(
+                registry, regression, settings, kinds,
+                extra_expectations=installed_plugin_kinds(),
+            ))
+    finally:
+        in_use.close()
+    recorded: list[str] = []
+    if args.record:
+        recorded = [r["regression_id"] for r in results if r["verdict"] == regressions.VERIFIED]
+        if recorded:
+            try:
+                regressions.record_last_proven(path, recorded, regressions.today_utc())
+            except regressions.RegistryError as exc:
+                print(f"last_proven not recorded: {exc.describe()}", file=sys.stderr)
+                return EXIT_INPUT
+    report = regressions.verification_report(registry, results, run_id, recorded)
+    summary = report["summary"]
+    lines = regressions.verification_lines(results)
+    lines.append(f"{registry.shown}: {summary['verified']}/{summary['active']} active "
+                 f"regression(s) verified, {summary['skipped']} exempt or retired")
+    if recorded:
+        lines.append(f"recorded last_proven {regressions.today_utc().isoformat()} for: "
+                     + ", ".join(recorded))
+    _emit(report, args, lines)
+    if any(result["input_error"] for result in results):
+        return EXIT_INPUT
+    return EXIT_OK if report["verified"] else EXIT_GATE
+
+
+def _days(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of days") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1 day")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError("must be more than 0 seconds")
+    return value
+
+
+def _add_regressions(commands: Any) -> None:
+    parser = commands.add_parser(
+        "regressions", help="retained regressions: audit, show, verify fail-before-fix"
+    )
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    for action, operand, description in (
+        ("audit", "ROOT", "every regressions.json under ROOT: unprotected, never proven, stale, "
+                          "retired, unmapped incidents (runs nothing)"),
+        ("show", "SKILL_DIR", "the same for one skill's fixtures/regressions.json"),
+    ):
+        sub = actions.add_parser(action, help=description)
+        sub.add_argument("path", metavar=operand)
+        sub.add_argument("--freshness-days", type=_days, default=None, metavar="N",
+                         help="a proof older than N days is stale (default: the registry's "
+                              f"freshness_days, else {regressions.DEFAULT_FRESHNESS_DAYS})")
+        sub.add_argument("--strict", action="store_true",
+                         help="exit 1 on warnings too (never proven, stale, unmapped incident)")
+        sub.set_defaults(handler=cmd_regressions_audit)
+    verify = actions.add_parser(
+        "verify", help="run every active proof (it must fail as declared), then every "
+                       "retained case (it must pass)")
+    verify.add_argument("path", metavar="SKILL_DIR")
+    verify.add_argument("--regression", action="append", default=[], metavar="ID",
+                        help="verify only this regression (repeatable)")
+    verify.add_argument("--record", action="store_true",
+                        help="write last_proven (today) of verified regressions into the "
+                             "registry, atomically")
+    verify.add_argument("--timeout", type=_seconds, default=None, metavar="SECONDS",
+                        help="timeout of a proof without timeout_seconds (default 30 s)")
+    verify.set_defaults(handler=cmd_regressions_verify)
+    for sub in (*actions.choices.values(),):
+        sub.add_argument("--output", metavar="PATH", help="write the JSON report here")
+        sub.add_argument("--json", action="store_true",
+                         help="print the JSON report instead of the table")
+
+
+def cmd_audit_skills(args: argparse.Namespace) -> int:
+    """``audit-skills ROOT``: the eval posture of every skill; runs nothing, gates nothing."""
+    if not Path(args.root).is_dir():
+        print(f"{args.root}: not a directory", file=sys.stderr)
+        return EXIT_INPUT
+    report = skills.audit(Path(args.root))
+    lines = skills.audit_lines(report)
+    if args.format == "table":
+        print("\n".join(lines))
+    else:
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+        print("\n".join(lines), file=sys.stderr)
+    if args.output:
+        write_json_atomically(args.output, report)
+        print(f"report: {args.output}", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_check_skill(args: argparse.Namespace) -> int:
+    """``check-skill SKILL_DIR``: the SKILL.md contract, as the static scaffold case runs it."""
+    skill_dir = Path(args.skill_dir)
+    if not (skill_dir / skills.SKILL_FILE).is_file():
+        print(f"{args.skill_dir}: no SKILL.md (not a skill folder)", file=sys.stderr)
+        return EXIT_INPUT
+    skill_md = skills.parse_skill_md(skill_dir.resolve(), str(skill_dir / skills.SKILL_FILE))
+    for finding in skill_md.findings:
+        print(finding, file=sys.stderr)
+    if skill_md.findings:
+        return EXIT_INPUT
+    print(f"OK: {skill_dir / skills.SKILL_FILE}: skill {skill_md.name} keeps the SKILL.md "
+          "contract")
+    return EXIT_OK
+
+
+def _write_scaffold(skill_dir: Path, target: Path) -> dict[str, Any]:
+    """Write the scaffold atomically, then load it back: a scaffold that the runner would
+    refuse must never be left behind as if it were usable."""
+    data = skills.scaffold(skill_dir, target)
+    write_json_atomically(target, data)
+    load_fixture(target)
+    return data
+
+
+def cmd_scaffold_fixture(args: argparse.Namespace) -> int:
+    skill_dir = Path(args.skill_dir).resolve()
+    if not (skill_dir / skills.SKILL_FILE).is_file():
+        print(f"{args.skill_dir}: no SKILL.md (not a skill folder)", file=sys.stderr)
+        return EXIT_INPUT
+    target = Path(args.output).resolve() if args.output else skills.scaffold_target(skill_dir)
+    if not target.is_relative_to(skill_dir):
+        print(f"{args.output}: must be inside {args.skill_dir}, so that the fixture's commands "
+              "reach the skill", file=sys.stderr)
+        return EXIT_INPUT
+    if target.exists() and not args.force:
+        print(f"{target}: already exists; not overwritten (use --force)", file=sys.stderr)
+        return EXIT_INPUT
+    try:
+        data = _write_scaffold(skill_dir, target)
+    except (OSError, FixtureError) as exc:
+        message = exc.describe() if isinstance(exc, FixtureError) else exc.strerror
+        print(f"{target}: scaffold not written: {message}", file=sys.stderr)
+        return EXIT_INPUT
+    print(json.dumps(data, indent=2, ensure_ascii=False))
+    print(f"wrote {target} (eval_kind scaffold, cases: "
+          f"{', '.join(case['name'] for case in data['cases'])})", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_apply_scaffolds(args: argparse.Namespace) -> int:
+    """``apply-scaffolds ROOT``: a scaffold for every skill without a fixture; dry run unless
+    ``--write``. ``--force`` also rewrites existing scaffolds, never any other fixture."""
+    if not Path(args.root).is_dir():
+        print(f"{args.root}: not a directory", file=sys.stderr)
+        return EXIT_INPUT
+    root = Path(args.root).resolve()
+    receipt: dict[str, Any] = {"schema": skills.APPLY_SCHEMA, "root": str(root),
+                               "mode": "write" if args.write else "dry_run",
+                               "created": [], "skipped": [], "dry_run": [], "errors": []}
+    chosen = 0
+    for found in skills.discover(root):
+        relative = found.path.relative_to(root).as_posix() or "."
+        target = skills.scaffold_target(found.path)
+        reason = skills.scaffold_blocker(found, args.force)
+        if reason is None and args.limit is not None and chosen >= args.limit:
+            reason = f"beyond --limit {args.limit}"
+        if reason is not None:
+            receipt["skipped"].append({"skill": relative, "reason": reason})
+            continue
+        chosen += 1
+        entry = {"skill": relative, "fixture": target.relative_to(root).as_posix()}
+        if not args.write:
+            receipt["dry_run"].append(entry)
+            continue
+        try:
+            _write_scaffold(found.path, target)
+        except (OSError, FixtureError) as exc:
+            message = exc.describe() if isinstance(exc, FixtureError) else str(exc.strerror)
+            receipt["errors"].append({**entry, "error": message})
+            continue
+        receipt["created"].append(entry)
+    receipt["summary"] = {key: len(receipt[key])
+                          for key in ("created", "skipped", "dry_run", "errors")}
+    print(json.dumps(receipt, indent=2, ensure_ascii=False))
+    summary = receipt["summary"]
+    print(f"{receipt['mode']}: {summary['created']} created, {summary['dry_run']} would be "
+          f"created, {summary['skipped']} skipped, {summary['errors']} error(s)",
+          file=sys.stderr)
+    for error in receipt["errors"]:
+        print(f"{error['fixture']}: {error['error']}", file=sys.stderr)
+    if args.output:
+        write_json_atomically(args.output, receipt)
+        print(f"receipt: {args.output}", file=sys.stderr)
+    return EXIT_INPUT if receipt["errors"] else EXIT_OK
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _add_skill_trees(commands: Any) -> None:
+    audit = commands.add_parser("audit-skills",
+                                help="the eval posture of every skill under ROOT (runs nothing)")
+    audit.add_argument("root", metavar="ROOT")
+    audit.add_argument("--output", metavar="PATH", help="write the JSON report here")
+    audit.add_argument("--format", choices=("json", "table"), default="json",
+                       help="json: the report on stdout, the table on stderr (default); "
+                            "table: only the table, on stdout")
+    audit.set_defaults(handler=cmd_audit_skills)
+
+    check = commands.add_parser("check-skill", help="check one skill's SKILL.md contract")
+    check.add_argument("skill_dir", metavar="SKILL_DIR")
+    check.set_defaults(handler=cmd_check_skill)
+
+    scaffold = commands.add_parser("scaffold-fixture",
+                                   help="write a first fixture (eval_kind scaffold) for a skill")
+    scaffold.add_argument("skill_dir", metavar="SKILL_DIR")
+    scaffold.add_argument("--output", metavar="PATH",
+                          help="where to write it (default SKILL_DIR/fixtures/agentic_eval.json)")
+    scaffold.add_argument("--force", action="store_true", help="overwrite an existing file")
+    scaffold.set_defaults(handler=cmd_scaffold_fixture)
+
+    apply = commands.add_parser("apply-scaffolds",
+                                help="scaffold every skill under ROOT that has no fixture")
+    apply.add_argument("root", metavar="ROOT")
+    apply.add_argument("--write", action="store_true", help="write them (default: dry run)")
+    apply.add_argument("--force", action="store_true",
+                       help="also rewrite existing scaffold fixtures (never other fixtures)")
+    apply.add_argument("--limit", type=_count, default=None, metavar="N",
+                       help="at most N scaffolds, the first N in path order")
+    apply.add_argument("--output", metavar="PATH", help="also write the JSON receipt here")
+    apply.set_defaults(handler=cmd_apply_scaffolds)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="agentic-evals",
@@ -188,6 +527,9 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--format", choices=("table", "md"), default="table",
                         help="table: the terminal summary (default); md: Markdown")
     report.set_defaults(handler=cmd_report)
+
+    _add_regressions(commands)
+    _add_skill_trees(commands)
 
     schema = commands.add_parser("schema", help="print a JSON Schema shipped with the package")
     schema.add_argument("name", nargs="?", default="fixture", choices=SCHEMAS)

@@ -403,8 +403,16 @@ def _read_cmdline(pid: int) -> str:
         with open(f"{_PROC}/{pid}/cmdline", "rb") as handle:
             raw = handle.read()
     except OSError:
+        raw = b""
+    if raw:
+        return " ".join(part.decode("utf-8", "replace") for part in raw.rstrip(b"\0").split(b"\0"))
+    # Caught mid-exec or while dying, a process has no command line yet; its name still says
+    # what it is.
+    try:
+        with open(f"{_PROC}/{pid}/comm", "rb") as handle:
+            return f"[{handle.read().strip().decode('utf-8', 'replace')}]"
+    except OSError:
         return ""
-    return " ".join(part.decode("utf-8", "replace") for part in raw.rstrip(b"\0").split(b"\0"))
 
 
 def _kill(pid: int, entry: bytes) -> None:

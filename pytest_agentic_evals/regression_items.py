@@ -1,0 +1,235 @@
+"""Retained regressions as pytest items: one per ACTIVE record of a ``regressions.json``.
+
+A registry is collected when it is named on the command line, met while pytest walks a
+directory, or sits beside a fixture named on the command line. pytest only collects what its
+arguments lead to, so such a sibling registry is added to the session's arguments before
+collection. Each item carries the ``regression`` marker: ``pytest --agentic-evals -m
+regression`` runs the verifications and deselects every trial.
+
+As for trials, a verification's result travels on its test report as a plain dict, so the
+controller of an xdist run receives exactly what a serial run sees; it adds the results to the
+JSON report under ``"regressions"``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from .regressions import (
+    GUARD_VARIABLE,
+    REGISTRY_FILENAME,
+    VERIFIED,
+    Registry,
+    RegistryError,
+    Regression,
+    crashed_result,
+    is_registry,
+    load_registry,
+    verification_lines,
+    verify_regression,
+)
+
+if TYPE_CHECKING:
+    from .plugin import AgenticEvalsSession
+
+REGRESSIONS_KEY = pytest.StashKey["RegressionPlugin"]()
+PLUGIN_NAME = "agentic-evals-regressions"
+MARKER = "regression"
+RESULT_ATTRIBUTE = "agentic_evals_regression"
+
+
+def regression_results(config: pytest.Config) -> list[dict[str, Any]]:
+    """Results of the regression items this session ran, in node id order."""
+    plugin = config.stash.get(REGRESSIONS_KEY, None)
+    if plugin is None:
+        return []
+    return [plugin.results[nodeid] for nodeid in sorted(plugin.results)]
+
+
+def _registry_nodeid(nodeid: str) -> tuple[str, str] | None:
+    path, sep, name = nodeid.rpartition("::")
+    if not sep or Path(path).name != REGISTRY_FILENAME:
+        return None
+    return path, name
+
+
+class RegressionNotVerified(Exception):
+    """An active regression whose guard could not demonstrate fail-before-fix."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+
+
+class RegressionPlugin:
+    """Collection of registries, and the results of their items."""
+
+    def __init__(self, state: AgenticEvalsSession) -> None:
+        self.state = state
+        # node id of a regression item -> its verification result (controller side)
+        self.results: dict[str, dict[str, Any]] = {}
+
+    @classmethod
+    def install(cls, config: pytest.Config, state: AgenticEvalsSession) -> None:
+        if os.environ.get(GUARD_VARIABLE):
+            # This process is a proof (or runs inside one): verifying regressions here would
+            # start the proof again, without end.
+            return
+        plugin = cls(state)
+        config.stash[REGRESSIONS_KEY] = plugin
+        config.pluginmanager.register(plugin, PLUGIN_NAME)
+
+    # -- collection ----------------------------------------------------------------------
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection(self, session: pytest.Session) -> None:
+        config = session.config
+        siblings = sibling_registries(config.invocation_params.dir, config.args)
+        if siblings:
+            config.args = [*config.args, *siblings]
+
+    def pytest_collect_file(
+        self, file_path: Path, parent: pytest.Collector
+    ) -> RegistryFile | None:
+        if not is_registry(file_path):
+            return None
+        return RegistryFile.from_parent(parent, path=file_path)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        # --agentic-evals-case (run --case) asks for those cases and nothing else.
+        if not self.state.cases_wanted:
+            return
+        drop = [item for item in items if isinstance(item, RegressionItem)]
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = [item for item in items if not isinstance(item, RegressionItem)]
+
+    # -- results -------------------------------------------------------------------------
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Iterator[None]:
+        report = yield
+        result = getattr(item, "agentic_regression", None)
+        if call.when == "call" and result is not None:
+            setattr(report, RESULT_ATTRIBUTE, result)
+        return report
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if self.state.is_worker:
+            return
+        key = _registry_nodeid(report.nodeid)
+        if key is None:
+            return
+        result = getattr(report, RESULT_ATTRIBUTE, None)
+        if result is not None:
+            self.results[report.nodeid] = result
+        elif report.failed and report.nodeid not in self.results:
+            # A crashed worker's report carries none of our data: not verified, not nothing.
+            crashed = str(report.when) == "???"
+            problem = ("the worker running this verification crashed" if crashed
+                       else f"verification did not complete ({report.when})")
+            result = crashed_result(key[0], key[1], problem)
+            result["nodeid"] = report.nodeid
+            self.results[report.nodeid] = result
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_agentic_evals_modify_report(
+        self, report: dict[str, Any], config: pytest.Config
+    ) -> None:
+        results = regression_results(config)
+        if results:
+            report["regressions"] = results
+
+    @pytest.hookimpl(trylast=True)  # after the fixtures' section
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.state.is_worker or not self.results:
+            return
+        terminalreporter.section("agentic-evals regressions")
+        results = regression_results(self.state.config)
+        for result in results:
+            colour = {"green": True} if result["verdict"] == VERIFIED else {"red": True}
+            lines = verification_lines([result])
+            terminalreporter.write_line(f"{lines[0]} ({result['registry']})", **colour)
+            for line in lines[1:]:
+                terminalreporter.write_line(line, red=True)
+
+
+def sibling_registries(invocation_dir: Path, args: list[str]) -> list[str]:
+    """Registries beside fixture files named in ``args`` that no argument already covers."""
+    named = [Path(os.path.abspath(invocation_dir / arg.split("::")[0])) for arg in args]
+    found: list[Path] = []
+    for path in named:
+        if path.suffix != ".json" or is_registry(path) or not path.is_file():
+            continue
+        candidate = path.parent / REGISTRY_FILENAME
+        covered = any(candidate == other or (other.is_dir() and other in candidate.parents)
+                      for other in named)
+        if candidate.is_file() and not covered and candidate not in found:
+            found.append(candidate)
+    return [str(path) for path in found]
+
+
+class RegistryFile(pytest.File):
+    """A ``regressions.json``, collected like a test module: one item per ACTIVE record."""
+
+    def collect(self) -> Iterator[RegressionItem]:
+        try:
+            registry = load_registry(self.path)
+        except RegistryError as exc:
+            # Invalid is reported as invalid, never as a registry without regressions.
+            raise self.CollectError(exc.describe()) from None
+        for regression in registry.active:
+            yield RegressionItem.from_parent(
+                self, name=regression.regression_id, registry=registry, regression=regression
+            )
+
+
+class RegressionItem(pytest.Item):
+    """Verification of one active regression: fail-before-fix, then the retained case."""
+
+    def __init__(self, *, registry: Registry, regression: Regression, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.registry = registry
+        self.regression = regression
+        self.agentic_regression: dict[str, Any] | None = None
+        self.add_marker(MARKER)
+        # -k can then pick the regressions of a claim or a seam.
+        self.extra_keyword_matches.update(regression.claim_ids + regression.seam_ids)
+
+    def runtest(self) -> None:
+        from .plugin import extra_schemas
+
+        state = self.config.stash[REGRESSIONS_KEY].state
+        # ihook sees the conftest files of the registry's folder, as for the fixture beside it.
+        kinds = state.kinds_from(self.ihook)
+        result = verify_regression(
+            self.registry, self.regression, state.settings, kinds,
+            trials_for=state.trials_for, extra_expectations=extra_schemas(kinds),
+        )
+        result["nodeid"] = self.nodeid
+        self.agentic_regression = result
+        self.user_properties += [
+            ("regression_id", self.regression.regression_id),
+            ("verdict", result["verdict"]),
+            ("retained_case", self.regression.retained_case),
+        ]
+        if result["verdict"] != VERIFIED:
+            raise RegressionNotVerified("\n".join(verification_lines([result])))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, RegressionNotVerified):
+            return excinfo.value.text
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        proof = self.regression.proof
+        argv = list(proof.argv) if proof else []
+        return self.path, None, f"regression {self.regression.regression_id}: {argv}"
