@@ -41,7 +41,7 @@ from .fixture import (
     schema_text,
 )
 from .output import excerpt, search_stream, secret_values
-from .problems import InputError, Problem, pointer_for
+from .problems import InputError, Problem, explain_schema_error, pointer_for, shown_value
 from .process import run_process
 from .report import write_json_atomically
 from .trial import _DROPPED_PREFIXES, _DROPPED_VARIABLES, PASS, RunSettings, run_trial
@@ -311,10 +311,6 @@ def _explain(error: ValidationError) -> list[tuple[str, str]]:
     value = error.validator_value
     instance = error.instance
     field = str(parts[-1]) if parts else ""
-    if error.validator == "additionalProperties" and isinstance(instance, dict):
-        allowed = set(error.schema.get("properties", {}))
-        return [(pointer_for(*parts, key), f"unknown key {key!r}{_did_you_mean(key, allowed)}")
-                for key in sorted(k for k in instance if k not in allowed)]
     if error.validator == "required" and "then" in error.schema_path:
         missing = [name for name in value if isinstance(instance, dict) and name not in instance]
         if "retirement" in missing:
@@ -334,15 +330,13 @@ def _explain(error: ValidationError) -> list[tuple[str, str]]:
     if error.validator == "oneOf" and field == "retirement":
         return [(pointer, "retirement is a non-empty reason, or an object with a non-empty "
                           "\"reason\"")]
-    if error.validator == "type":
-        return [(pointer, f"{_show(instance)} is {_json_type(instance)}, expected {value}")]
     if error.validator == "pattern" and value == "\\S":
         return [(pointer, "must not be empty")]
     if error.validator == "pattern" and field == "regression_id":
-        return [(pointer, f"{_show(instance)} cannot be used in a test id: use letters, digits "
-                          "and _ . : + - only, starting with a letter or digit")]
+        return [(pointer, f"{shown_value(instance)} cannot be used in a test id: use letters, "
+                          "digits and _ . : + - only, starting with a letter or digit")]
     if error.validator == "pattern":
-        return [(pointer, f"{_show(instance)} is not an ISO date (YYYY-MM-DD, or an ISO "
+        return [(pointer, f"{shown_value(instance)} is not an ISO date (YYYY-MM-DD, or an ISO "
                           "date-time)")]
     if error.validator in ("minimum", "maximum") and field == "exit_code":
         if instance == 0:
@@ -350,35 +344,13 @@ def _explain(error: ValidationError) -> list[tuple[str, str]]:
                               "behaviour")]
         return [(pointer, f"exit_code {instance} is not an exit status (1 to 255)")]
     if error.validator == "const" and field == "schema":
-        return [(pointer, f"{_show(instance)} is not a regression registry: \"schema\" must be "
-                          f"{REGISTRY_SCHEMA!r}")]
+        return [(pointer, f"{shown_value(instance)} is not a regression registry: "
+                          f"\"schema\" must be {REGISTRY_SCHEMA!r}")]
     if error.validator == "const" and field == "nonzero":
         return [(pointer, "nonzero can only be true (a proof must fail)")]
     if error.validator == "minItems" and field == "proof_command":
         return [(pointer, "proof_command is empty: give the argv of the proof")]
-    return [(pointer, error.message)]
-
-
-def _show(value: Any) -> str:
-    text = json.dumps(value) if not isinstance(value, (dict, list)) else type(value).__name__
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if value is None:
-        return "null"
-    return "an array" if isinstance(value, list) else "an object"
-
-
-def _did_you_mean(key: str, allowed: Iterable[str]) -> str:
-    close = difflib.get_close_matches(key, sorted(allowed), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    return explain_schema_error(error)
 
 
 def _duplicates(ids: Sequence[str], section: str, key: str, shown: str) -> list[Problem]:
