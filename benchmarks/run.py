@@ -167,8 +167,53 @@ def bench_audit_skills(work: Path, quick: bool) -> list[tuple[str, str, str, str
              f"{baseline:.2f} s (find ROOT -name SKILL.md)", f"{ours / baseline:.1f}x")]
 
 
+def bench_coverage_audit(work: Path, quick: bool) -> list[tuple[str, str, str, str]]:
+    """`coverage audit` over 2,000 skills declaring seams, next to `audit-skills` on the tree."""
+    root = work / "coverage-tree"
+    greet = "#!/bin/sh\nif [ -z \"$1\" ]; then echo 'error: name required' >&2; exit 2; fi\n" \
+            "echo \"hello, $1\"\n"
+    for i in range(2_000):
+        skill = skill_dir(root / f"category-{i // 100}" / f"skill-{i}")
+        (skill / "run.sh").write_text(greet)
+        (skill / "SKILL.md").write_text(f"---\nname: skill-{i}\ndescription: greets {i}\n---\n")
+        # Three seams: a critical one capably guarded, an important one guarded only by bare
+        # exit-0 cases on one skill in three (weak_only: a GAP, not a critical one), and an
+        # optional one requiring a live proof that only a downgraded pseudo-live case claims.
+        cases = [
+            {"name": "greets", "type": "positive", "real_world": True, "seams": ["routing"],
+             "command": ["sh", "../run.sh", "Ada"],
+             "expected": {"exit_code": 0, "stdout_contains": ["hello, Ada"]}},
+            {"name": "refuses-empty", "type": "negative", "seams": ["routing", "input"],
+             "command": ["sh", "../run.sh", ""],
+             "expected": {"exit_code": 2, "stderr_contains": ["name required"]}},
+            {"name": "pseudo-live", "type": "positive", "evidence_class": "live_e2e",
+             "seams": ["live-path"], "command": ["sh", "../run.sh", "Bo"],
+             "expected": {"exit_code": 0, "stdout_contains": ["hello, Bo"]}},
+        ] + [{"name": f"smoke-{n}", "type": "positive", "seams": ["input"] if i % 3 else [],
+              "command": ["sh", "../run.sh", f"x{n}"], "expected": {"exit_code": 0}}
+             for n in range(5)]
+        fixture = {"version": 2, "skill": f"skill-{i}", "trials": 2, "cases": cases, "seams": [
+            {"seam_id": "routing", "seam_type": "router", "criticality": "critical",
+             "required_evidence": ["deterministic"]},
+            {"seam_id": "input", "seam_type": "parser", "criticality": "important"},
+            {"seam_id": "live-path", "seam_type": "boundary", "criticality": "optional",
+             "required_evidence": ["live_e2e"]}]}
+        (skill / "fixtures").mkdir()
+        (skill / "fixtures" / "agentic_eval.json").write_text(json.dumps(fixture))
+    repeat = 3 if quick else 5
+    executable = str(Path(sys.executable).parent / "agentic-evals")
+    command = [executable, "coverage", "audit", str(root), "--output", str(work / "cov.json")]
+    ours = median_of(repeat, lambda: timed(command, root))
+    baseline = median_of(repeat, lambda: timed([executable, "audit-skills", str(root)], root))
+    report = json.loads((work / "cov.json").read_text())
+    seams = report["summary"]["seams"]
+    return [(f"coverage audit over {report['summary']['skills']:,} skills, {seams:,} seams "
+             f"(wall, whole command; verdict {report['verdict']})", f"{ours:.2f} s",
+             f"{baseline:.2f} s (audit-skills ROOT)", f"{ours / baseline:.1f}x")]
+
+
 BENCHMARKS = {"collection": bench_collection, "memory": bench_memory, "overhead": bench_overhead,
-              "skills": bench_audit_skills}
+              "skills": bench_audit_skills, "coverage": bench_coverage_audit}
 
 
 def main() -> int:

@@ -343,6 +343,57 @@ def _add_regressions(commands: Any) -> None:
                          help="print the JSON report instead of the table")
 
 
+def cmd_coverage(args: argparse.Namespace) -> int:
+    """``coverage show SKILL_DIR`` and ``coverage audit ROOT``: static, executes nothing."""
+    from . import coverage
+
+    target = Path(args.path)
+    if not target.is_dir():
+        print(f"{args.path}: not a directory", file=sys.stderr)
+        return EXIT_INPUT
+    today = regressions.today_utc()
+    if args.action == "audit":
+        report = coverage.audit(target, today, installed_plugin_kinds())
+    else:
+        found = skills.FoundSkill(target, frozenset(p.name for p in target.iterdir()
+                                                    if not p.is_dir()),
+                                  frozenset(p.name for p in target.iterdir() if p.is_dir()))
+        paths = skills.fixture_paths(found)
+        if not paths:
+            print(f"{args.path}: no agentic_eval*.json fixture (looked in fixtures/ and the "
+                  "folder itself)", file=sys.stderr)
+            return EXIT_INPUT
+        report = coverage.show(target, paths, today, installed_plugin_kinds())
+    _emit(report, args, coverage.lines(report))
+    if args.action == "show":
+        # A fixture that does not load is bad input to `show`; `audit` reports it per skill.
+        broken = [f for s in report["skills"] for f in s["fixtures"] if not f["valid"]]
+        for fixture in broken:
+            print(f"fixture rejected: {fixture['fixture']}", file=sys.stderr)
+            for problem in fixture["problems"]:
+                print(f"  - {problem}", file=sys.stderr)
+        if broken or report["verdict"] == coverage.VERDICT_INVALID:
+            return EXIT_INPUT
+    return coverage.exit_status(report)
+
+
+def _add_coverage(commands: Any) -> None:
+    parser = commands.add_parser(
+        "coverage", help="risk-based coverage of declared seams (executes nothing)")
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    for action, operand, description in (
+        ("show", "SKILL_DIR", "per seam of one skill: covered, weak_only or uncovered, per "
+                              "required evidence class, regressions mapped, next evals"),
+        ("audit", "ROOT", "the same for every skill under ROOT, with a verdict for the root"),
+    ):
+        sub = actions.add_parser(action, help=description)
+        sub.add_argument("path", metavar=operand)
+        sub.add_argument("--output", metavar="PATH", help="write the JSON report here")
+        sub.add_argument("--json", action="store_true",
+                         help="print the JSON report instead of the table")
+        sub.set_defaults(handler=cmd_coverage)
+
+
 def cmd_audit_skills(args: argparse.Namespace) -> int:
     """``audit-skills ROOT``: the eval posture of every skill; runs nothing, gates nothing."""
     if not Path(args.root).is_dir():
@@ -529,6 +580,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.set_defaults(handler=cmd_report)
 
     _add_regressions(commands)
+    _add_coverage(commands)
     _add_skill_trees(commands)
 
     schema = commands.add_parser("schema", help="print a JSON Schema shipped with the package")

@@ -276,8 +276,10 @@ def fixture_from_data(
         skill_dir=skill_dir,
     )
     from .claims import claim_problems
+    from .coverage import seam_problems
 
     problems += claim_problems(fixture, shown)
+    problems += seam_problems(fixture, shown)
     if problems:
         # The contract judges the fixture as a whole, so it only runs on a structurally sound one.
         raise FixtureError(problems, contract_pending=True)

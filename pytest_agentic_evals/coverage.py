@@ -1,0 +1,567 @@
+"""Risk-based coverage: which declared seams have a guard that can catch a regression.
+
+Counting cases is gameable, so coverage is judged per declared seam (``seams`` at the top of a
+fixture) and per evidence class that seam requires: a class is covered only by a case that
+lists the seam, counts as that class after live qualification (``claims.qualify``) and carries
+an oracle that checks something the command does not merely announce.
+
+Everything here is pure: no pytest, nothing is executed.  Freshness (is the proof of a mapped
+regression current?) is reported as its own dimension and never changes a coverage status.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from .claims import (
+    CRITICALITIES,
+    EVIDENCE_CLASSES,
+    LIVE_CLASSES,
+    VALUE_REPRESENTATION_SEAM,
+    can_fail,
+    is_generic_crash_marker,
+    qualify,
+)
+from .fixture import Case, Fixture, FixtureError, display_path, load_fixture
+from .problems import Problem, pointer_for
+
+SCHEMA = "agentic_evals.coverage.v1"
+
+# Seam status.
+COVERED = "covered"
+WEAK_ONLY = "weak_only"
+UNCOVERED = "uncovered"
+
+# Verdicts, from best to worst; a root takes the worst of its skills.
+VERDICT_COVERED = "COVERED"
+VERDICT_NO_SEAMS = "NO_SEAMS"
+VERDICT_GAPS = "GAPS"
+VERDICT_CRITICAL_GAP = "CRITICAL_GAP"
+VERDICT_INVALID = "INVALID"
+VERDICTS = (VERDICT_COVERED, VERDICT_NO_SEAMS, VERDICT_GAPS, VERDICT_CRITICAL_GAP,
+            VERDICT_INVALID)
+
+# A seam that names no required_evidence still needs one capable guard; deterministic is the
+# cheapest class that can be one.
+DEFAULT_REQUIRED_EVIDENCE = ("deterministic",)
+DEFAULT_FRESHNESS_DAYS = 30
+# Below this many skills a process pool costs more to start than it saves.
+PARALLEL_THRESHOLD = 64
+MAX_WORKERS = 8
+
+# Words a command prints to announce its own success.  A stdout/stderr_contains made only of
+# these (and the filler around them) holds whenever the command runs to the end, so it is no
+# check of what the command did.  Kept small on purpose: anything naming a value is a check.
+SUCCESS_PROSE = frozenset({
+    "ok", "okay", "success", "successful", "successfully", "succeeded", "done", "pass",
+    "passed", "passing", "complete", "completed", "finished", "ready", "green", "true",
+    "yes", "✓", "✔", "✅",
+})
+_PROSE_FILLER = frozenset({
+    "all", "the", "is", "was", "it", "task", "tests", "test", "checks", "check", "run",
+    "job", "status", "everything", "good", "fine", "and", "with", "no", "errors",
+})
+_CRITICALITY_RANK = {name: rank for rank, name in enumerate(CRITICALITIES)}
+
+
+# ---------------------------------------------------------------------------------------------
+# Load-time rules (called by the loader after claim_problems)
+# ---------------------------------------------------------------------------------------------
+
+
+def _declared_seams(fixture: Fixture) -> list[tuple[int, Mapping[str, Any]]]:
+    seams = fixture.data.get("seams")
+    if not isinstance(seams, list):
+        return []
+    return [(i, seam) for i, seam in enumerate(seams) if isinstance(seam, Mapping)]
+
+
+def seam_problems(fixture: Fixture, shown: str) -> list[Problem]:
+    """Duplicate seam ids, and cases naming a seam the fixture does not declare.
+
+    The types of ``seam_type``, ``criticality`` and ``required_evidence`` are the schema's job.
+    """
+    problems: list[Problem] = []
+    first: dict[str, int] = {}
+    for index, seam in _declared_seams(fixture):
+        seam_id = seam.get("seam_id")
+        if not isinstance(seam_id, str) or not seam_id:
+            continue  # the schema reports it
+        if seam_id in first:
+            problems.append(Problem(shown, pointer_for("seams", index, "seam_id"), (
+                f"duplicate seam_id {seam_id!r} (also /seams/{first[seam_id]}/seam_id)")))
+            continue
+        first[seam_id] = index
+    for case in fixture.cases:
+        for position, seam_id in enumerate(case.seams):
+            if seam_id not in first:
+                problems.append(Problem(shown, f"{case.pointer}/seams/{position}", (
+                    f"case {case.name!r} names seam {seam_id!r}, which the fixture does not "
+                    f"declare (declared: {', '.join(sorted(first)) or 'none'})")))
+    return problems
+
+
+# ---------------------------------------------------------------------------------------------
+# Capable oracle, judged on substance
+# ---------------------------------------------------------------------------------------------
+
+
+def is_success_prose(text: str) -> bool:
+    """Whether ``text`` is only the command announcing success ("OK", "All tests passed ✓")."""
+    words = re.findall(r"\w+|[✓✔✅]", text.lower())
+    if not words:
+        return not text.strip()  # "" is contained in every output
+    return all(w in SUCCESS_PROSE or w in _PROSE_FILLER for w in words) and any(
+        w in SUCCESS_PROSE for w in words)
+
+
+def _echoed(text: str, case: Case) -> bool:
+    """Whether the command's own argv carries ``text`` (``echo ready`` checked for "ready")."""
+    needle = text.strip()
+    return bool(needle) and any(needle in word for word in case.command)
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [item for item in value if isinstance(item, str)]
+    return []
+
+
+def oracle(case: Case) -> tuple[bool, list[str]]:
+    """(capable, why not): can this case fail on something the command does not announce?"""
+    expected = case.expected
+    if not can_fail(case):
+        return False, ["its only check is exit_code 0, which a broken command also meets"]
+    exit_code = expected.get("exit_code")
+    if isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code != 0:
+        return True, []
+    artifacts = expected.get("artifacts")
+    if isinstance(artifacts, list) and any(
+            isinstance(a, Mapping) and not a.get("optional") for a in artifacts):
+        return True, []
+    for key in ("trajectory", "allowed_domains", "disallowed_domains", "stdout_matches",
+                "stderr_matches"):
+        if expected.get(key):
+            return True, []
+    for stream in ("stdout_excludes", "stderr_excludes"):
+        if any(not is_generic_crash_marker(t) for t in _strings(expected.get(stream))):
+            return True, []
+    if case.type != "positive" and _strings(expected.get("stderr_contains")):
+        return True, []
+    reasons: list[str] = []
+    for stream in ("stdout_contains", "stderr_contains"):
+        for text in _strings(expected.get(stream)):
+            if is_success_prose(text):
+                reasons.append(f"{stream} {text!r} is the command's own success prose")
+            elif _echoed(text, case):
+                reasons.append(f"{stream} {text!r} is in the command's own argv")
+            else:
+                return True, []
+    if isinstance(artifacts, list) and artifacts:
+        reasons.append("its artifact assertions are all optional")
+    for stream in ("stdout_excludes", "stderr_excludes"):
+        if _strings(expected.get(stream)):
+            reasons.append(f"its {stream} are generic crash markers")
+    return False, reasons or ["no check of what the command did"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Per seam
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Guard:
+    case: Case
+    effective: str
+    declared: str | None
+    live_qualified: bool | None
+    disqualifiers: tuple[str, ...]
+    capable: bool
+    weak_reasons: tuple[str, ...]
+
+    def as_json(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {"case": self.case.name, "class": self.effective,
+                                 "declared_class": self.declared, "oracle": self.capable}
+        if self.live_qualified is not None:
+            entry["live_qualified"] = self.live_qualified
+        if self.disqualifiers:
+            entry["evidence_disqualifiers"] = list(self.disqualifiers)
+        if self.weak_reasons:
+            entry["weak_reasons"] = list(self.weak_reasons)
+        return entry
+
+
+def _guard(case: Case) -> _Guard:
+    q = qualify(case)
+    capable, reasons = oracle(case)
+    return _Guard(case, q.effective, q.declared, q.live_qualified, q.disqualifiers, capable,
+                  tuple(reasons))
+
+
+def _serves(effective: str, required: str) -> bool:
+    # An adversarial live run is a live run too; no other class stands in for another.
+    return effective == required or (required == "live_e2e" and effective == "adversarial_live_e2e")
+
+
+def _required(seam: Mapping[str, Any]) -> list[str]:
+    named = seam.get("required_evidence")
+    if isinstance(named, list) and named:
+        return [c for c in EVIDENCE_CLASSES if c in named]
+    return list(DEFAULT_REQUIRED_EVIDENCE)
+
+
+@dataclass(frozen=True)
+class Freshness:
+    today: date
+    days: int
+
+
+def _seam_entry(
+    seam: Mapping[str, Any],
+    guards: Sequence[_Guard],
+    mapped: Sequence[Any],
+    freshness: Freshness,
+) -> dict[str, Any]:
+    seam_id = str(seam.get("seam_id"))
+    criticality = seam.get("criticality")
+    findings: list[dict[str, str]] = []
+    if criticality not in CRITICALITIES:
+        # Fail closed: a seam whose risk is unknown is judged as the riskiest kind.
+        findings.append({"severity": "high", "code": "unknown_criticality", "finding": (
+            f"seam {seam_id!r} has criticality {criticality!r}, not one of "
+            f"{', '.join(CRITICALITIES)}: judged as critical")})
+        criticality = "critical"
+    required = _required(seam)
+    listing = [g for g in guards if seam_id in g.case.seams]
+    classes: dict[str, Any] = {}
+    covered: dict[str, list[str]] = {}
+    weak_classes: list[str] = []
+    uncovered: list[str] = []
+    for name in required:
+        capable = [g for g in listing if g.capable and _serves(g.effective, name)]
+        weak = [g for g in listing if not g.capable and _serves(g.effective, name)]
+        status = COVERED if capable else WEAK_ONLY if weak else UNCOVERED
+        # Cases are named here and described once, under "cases": a big tree's report must
+        # stay small enough to write quickly.
+        classes[name] = {"status": status, "capable_cases": [g.case.name for g in capable],
+                         "weak_cases": [g.case.name for g in weak]}
+        if capable:
+            covered[name] = [g.case.name for g in capable]
+        elif weak:
+            weak_classes.append(name)
+        else:
+            uncovered.append(name)
+    if not uncovered and not weak_classes:
+        status = COVERED
+    elif not uncovered:
+        status = WEAK_ONLY
+    else:
+        status = UNCOVERED
+    downgraded = [g.case.name for g in listing if g.live_qualified is False]
+    stale, fresh = [], []
+    for regression in mapped:
+        proven = regression.last_proven
+        if proven is None or (freshness.today - proven).days > freshness.days:
+            stale.append(regression.regression_id)
+        else:
+            fresh.append(regression.regression_id)
+    return {
+        "seam_id": seam_id,
+        "seam_type": seam.get("seam_type"),
+        "criticality": criticality,
+        "required_evidence": required,
+        "status": status,
+        "covered": covered,
+        "weak_only": weak_classes,
+        "uncovered": uncovered,
+        "classes": classes,
+        "cases": [g.as_json() for g in listing],
+        "downgraded_live_cases": downgraded,
+        "live_coverage": sorted({g.effective for g in listing
+                                 if g.capable and g.effective in LIVE_CLASSES}),
+        "deterministic_coverage": sorted({g.effective for g in listing
+                                          if g.capable and g.effective not in LIVE_CLASSES}),
+        "regressions_mapped": [r.regression_id for r in mapped],
+        # A separate dimension: a stale proof never turns covered into uncovered, nor back.
+        "freshness": {"status": "stale" if stale else "fresh" if fresh else "no_mapped_proof",
+                      "stale_regressions": stale, "fresh_regressions": fresh,
+                      "freshness_days": freshness.days},
+        "findings": findings,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Per fixture, per skill, per root
+# ---------------------------------------------------------------------------------------------
+
+
+def _value_bearing(fixture: Fixture) -> list[str]:
+    claims = fixture.data.get("capability_claims")
+    return [str(c.get("id")) for c in (claims if isinstance(claims, list) else [])
+            if isinstance(c, Mapping) and c.get("claim_semantics") == "value_bearing"]
+
+
+def fixture_coverage(
+    fixture: Fixture, registry: Mapping[str, Any], freshness: Freshness
+) -> dict[str, Any]:
+    """The coverage of one loaded fixture; ``registry`` is ``registry_entry``'s result."""
+    guards = [_guard(case) for case in fixture.cases if case.seams]
+    declared = _declared_seams(fixture)
+    declared_ids = {str(seam.get("seam_id")) for _, seam in declared}
+    findings: list[dict[str, str]] = []
+    invalid = False
+    for case in fixture.cases:
+        for seam_id in case.seams:
+            if seam_id not in declared_ids:
+                invalid = True
+                findings.append({"severity": "error", "code": "undeclared_seam", "finding": (
+                    f"case {case.name!r} names seam {seam_id!r}, which the fixture does not "
+                    "declare: a guard of an undeclared risk covers nothing")})
+    records = registry.get("regressions", [])
+    seams = []
+    for _, declaration in declared:
+        wanted = declaration.get("seam_id")
+        mapped = [r for r in records if wanted in r.seam_ids]
+        seams.append(_seam_entry(declaration, guards, mapped, freshness))
+    for seam in seams:
+        findings += seam["findings"]
+        if seam["status"] != COVERED:
+            missing = seam["uncovered"] + seam["weak_only"]
+            severity = "high" if seam["criticality"] == "critical" else "medium"
+            text = (f"seam {seam['seam_id']!r} ({seam['criticality']}) is {seam['status']}: "
+                    f"no capable guard for {', '.join(missing)}")
+            if seam["regressions_mapped"]:
+                text += (f"; mapped regression(s) {', '.join(seam['regressions_mapped'])} "
+                         "=> priority")
+            findings.append({"severity": severity, "code": f"seam_{seam['status']}",
+                             "finding": text})
+    value_gap = _value_rule(fixture, seams)
+    if value_gap:
+        findings.append({"severity": "high", "code": "value_representation",
+                         "finding": value_gap})
+    critical_gap = bool(value_gap) or any(
+        s["criticality"] == "critical" and s["status"] != COVERED for s in seams)
+    if invalid:
+        verdict = VERDICT_INVALID
+    elif critical_gap:
+        verdict = VERDICT_CRITICAL_GAP
+    elif any(s["status"] != COVERED for s in seams):
+        verdict = VERDICT_GAPS
+    elif not seams:
+        verdict = VERDICT_NO_SEAMS
+    else:
+        verdict = VERDICT_COVERED
+    return {
+        "fixture": display_path(fixture.path),
+        "skill": fixture.skill,
+        "valid": True,
+        "verdict": verdict,
+        "seams": seams,
+        "uncovered_seams": [s["seam_id"] for s in seams if s["status"] == UNCOVERED],
+        "weak_only_seams": [s["seam_id"] for s in seams if s["status"] == WEAK_ONLY],
+        "live_coverage": {s["seam_id"]: s["live_coverage"] for s in seams},
+        "deterministic_coverage": {s["seam_id"]: s["deterministic_coverage"] for s in seams},
+        "value_representation": {"value_bearing_claims": _value_bearing(fixture),
+                                 "gap": value_gap},
+        "findings": findings,
+        "prioritized_next_evals": prioritized_next_evals(seams),
+    }
+
+
+def _value_rule(fixture: Fixture, seams: Sequence[Mapping[str, Any]]) -> str | None:
+    """Spec 6.3: a value pipeline needs a critical value-representation seam, capably guarded."""
+    claims = _value_bearing(fixture)
+    if not claims:
+        return None
+    seam = next((s for s in seams if s["seam_id"] == VALUE_REPRESENTATION_SEAM), None)
+    where = f"value_bearing claim(s) {', '.join(claims)}"
+    if seam is None:
+        return (f"{where} but no {VALUE_REPRESENTATION_SEAM!r} seam: a pipeline that "
+                "transforms, filters or redacts values needs one, critical, with a capable guard")
+    if seam["criticality"] != "critical":
+        return f"{where} but the {VALUE_REPRESENTATION_SEAM!r} seam is not critical"
+    if not any(case["oracle"] for case in seam["cases"]):
+        return f"{where} but the {VALUE_REPRESENTATION_SEAM!r} seam has no capable guard"
+    return None
+
+
+def prioritized_next_evals(seams: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One entry per missing class: critical seams first, then the seams missing the most."""
+    entries = []
+    for seam in seams:
+        missing = seam["uncovered"] + seam["weak_only"]
+        for name in missing:
+            entries.append({
+                "seam_id": seam["seam_id"], "criticality": seam["criticality"],
+                "evidence_class": name, "missing_classes": len(missing),
+                "why": ("only weak cases (no oracle that can fail) serve it"
+                        if name in seam["weak_only"] else "no case serves it"),
+                "regressions_mapped": seam["regressions_mapped"],
+            })
+    entries.sort(key=lambda e: (_CRITICALITY_RANK.get(e["criticality"], 0),
+                                -e["missing_classes"], -len(e["regressions_mapped"]),
+                                e["seam_id"], EVIDENCE_CLASSES.index(e["evidence_class"])))
+    return entries
+
+
+def registry_entry(skill_dir: Path) -> dict[str, Any]:
+    """The skill's regression registry: absent, invalid (never read as "no regressions"), or its
+    records."""
+    from . import regressions
+
+    path = regressions.find_registry(skill_dir) if skill_dir.is_dir() else None
+    if path is None:
+        return {"path": None, "valid": True, "regressions": [], "freshness_days": None}
+    try:
+        registry = regressions.load_registry(path)
+    except regressions.RegistryError as exc:
+        return {"path": display_path(path), "valid": False,
+                "problems": [str(p) for p in exc.problems], "regressions": [],
+                "freshness_days": None}
+    return {"path": display_path(path), "valid": True, "regressions": list(registry.regressions),
+            "freshness_days": registry.freshness_days}
+
+
+def skill_coverage(
+    skill_dir: Path,
+    fixture_paths: Sequence[Path],
+    today: date,
+    extra_expectations: Mapping[str, Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Coverage of every fixture of one skill; the skill's verdict is the worst of them."""
+    registry = registry_entry(skill_dir)
+    freshness = Freshness(today, registry["freshness_days"] or DEFAULT_FRESHNESS_DAYS)
+    fixtures: list[dict[str, Any]] = []
+    findings: list[dict[str, str]] = []
+    for path in fixture_paths:
+        try:
+            fixture = load_fixture(path, extra_expectations)
+        except FixtureError as exc:
+            fixtures.append({"fixture": display_path(path), "valid": False,
+                             "verdict": VERDICT_INVALID,
+                             "problems": [str(p) for p in exc.problems]})
+            continue
+        fixtures.append(fixture_coverage(fixture, registry, freshness))
+    if not registry["valid"]:
+        findings.append({"severity": "error", "code": "invalid_registry", "finding": (
+            f"{registry['path']} is invalid: its regressions are unknown, not zero")})
+    verdicts = [f["verdict"] for f in fixtures]
+    if not registry["valid"]:
+        verdicts.append(VERDICT_INVALID)
+    verdict = worst(verdicts) if verdicts else VERDICT_NO_SEAMS
+    if not fixtures:
+        findings.append({"severity": "medium", "code": "no_fixture",
+                         "finding": "no agentic_eval fixture: no seam is declared or guarded"})
+    next_evals = [dict(e, fixture=f["fixture"]) for f in fixtures
+                  for e in f.get("prioritized_next_evals", [])]
+    next_evals.sort(key=lambda e: (_CRITICALITY_RANK.get(e["criticality"], 0),
+                                   -e["missing_classes"]))
+    return {
+        "skill_dir": display_path(skill_dir),
+        "verdict": verdict,
+        "fixtures": fixtures,
+        "registry": {k: v for k, v in registry.items() if k != "regressions"}
+        | {"regressions": [r.regression_id for r in registry["regressions"]]},
+        "findings": findings,
+        "prioritized_next_evals": next_evals,
+    }
+
+
+def worst(verdicts: Iterable[str]) -> str:
+    return max(verdicts, key=VERDICTS.index, default=VERDICT_COVERED)
+
+
+def exit_status(report: Mapping[str, Any]) -> int:
+    """1 when any critical seam lacks a capable guard (or the root holds invalid input), else 0;
+    ``coverage show`` maps an invalid fixture to 2 itself."""
+    return 1 if report["verdict"] in (VERDICT_CRITICAL_GAP, VERDICT_INVALID) else 0
+
+
+def show(skill_dir: Path, fixture_paths: Sequence[Path], today: date,
+         extra_expectations: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
+    skill = skill_coverage(skill_dir, fixture_paths, today, extra_expectations)
+    return {"schema": SCHEMA, "version": 1, "mode": "show", "root": display_path(skill_dir),
+            "verdict": skill["verdict"], "executed": False, "skills": [skill],
+            "summary": summary([skill])}
+
+
+def audit(root: Path, today: date,
+          extra_expectations: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
+    from .skills import discover, fixture_paths
+
+    jobs = [(s.path, fixture_paths(s)) for s in discover(root)]
+    workers = min(os.cpu_count() or 1, MAX_WORKERS)
+    if len(jobs) < PARALLEL_THRESHOLD or workers < 2:
+        found = [skill_coverage(path, paths, today, extra_expectations) for path, paths in jobs]
+    else:
+        # Loading a fixture (its JSON Schema above all) is CPU-bound and skills are
+        # independent, so a big tree is spread over processes; map keeps the sorted order.
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            found = list(pool.map(_skill_job, jobs, itertools.repeat(today),
+                                  itertools.repeat(extra_expectations),
+                                  chunksize=max(1, len(jobs) // (workers * 8))))
+    return {"schema": SCHEMA, "version": 1, "mode": "audit", "root": display_path(root),
+            "verdict": worst(s["verdict"] for s in found) if found else VERDICT_NO_SEAMS,
+            "executed": False, "skills": found, "summary": summary(found)}
+
+
+def _skill_job(job: tuple[Path, list[Path]], today: date,
+               extra_expectations: Mapping[str, Mapping[str, Any]] | None) -> dict[str, Any]:
+    return skill_coverage(job[0], job[1], today, extra_expectations)
+
+
+def summary(skills: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    seams = [s for skill in skills for f in skill["fixtures"] for s in f.get("seams", [])]
+    return {
+        "skills": len(skills),
+        "verdicts": {v: sum(1 for s in skills if s["verdict"] == v) for v in VERDICTS},
+        "seams": len(seams),
+        COVERED: sum(1 for s in seams if s["status"] == COVERED),
+        WEAK_ONLY: sum(1 for s in seams if s["status"] == WEAK_ONLY),
+        UNCOVERED: sum(1 for s in seams if s["status"] == UNCOVERED),
+        "live_covered_seams": sum(1 for s in seams if s["live_coverage"]),
+        "deterministic_only_seams": sum(1 for s in seams
+                                        if s["deterministic_coverage"] and not s["live_coverage"]),
+        "stale_seams": sum(1 for s in seams if s["freshness"]["status"] == "stale"),
+    }
+
+
+def lines(report: Mapping[str, Any]) -> list[str]:
+    """The readable table: one row per seam, then findings and the next evals."""
+    out = [f"{'SKILL':<24} {'SEAM':<24} {'CRIT':<9} {'STATUS':<10} {'LIVE':<5} "
+           f"{'FRESH':<16} MISSING"]
+    for skill in report["skills"]:
+        for fixture in skill["fixtures"]:
+            name = os.path.basename(skill["skill_dir"]) or skill["skill_dir"]
+            if not fixture["valid"]:
+                out.append(f"{name:<24} {'-':<24} {'-':<9} {'INVALID':<10} "
+                           f"({len(fixture['problems'])} problem(s) in {fixture['fixture']})")
+                continue
+            for seam in fixture["seams"]:
+                missing = ", ".join(seam["uncovered"] + seam["weak_only"]) or "-"
+                out.append(f"{name:<24} {seam['seam_id']:<24} {seam['criticality']:<9} "
+                           f"{seam['status']:<10} {'yes' if seam['live_coverage'] else 'no':<5} "
+                           f"{seam['freshness']['status']:<16} {missing}")
+        for finding in skill["findings"] + [x for f in skill["fixtures"]
+                                            for x in f.get("findings", [])]:
+            out.append(f"  [{finding['severity']}] {finding['finding']}")
+        for entry in skill["prioritized_next_evals"][:5]:
+            out.append(f"  next: {entry['seam_id']} ({entry['criticality']}): add a capable "
+                       f"{entry['evidence_class']} case ({entry['why']})")
+        out.append(f"  verdict {skill['skill_dir']}: {skill['verdict']}")
+    total = report["summary"]
+    out.append(f"{report['root']}: {report['verdict']} ({total['skills']} skill(s), "
+               f"{total['seams']} seam(s): {total[COVERED]} covered, {total[WEAK_ONLY]} "
+               f"weak_only, {total[UNCOVERED]} uncovered; nothing was executed)")
+    return out
