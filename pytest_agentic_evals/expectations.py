@@ -54,6 +54,8 @@ class Observation:
     not_before_ns: int | None = None
     """When the trial started: an artifact outside the workspace is not deleted before a
     trial, so one last written before this moment is stale and cannot count."""
+    trajectory_path: Path | None = None
+    """Where the trial's agent may write its trajectory (``AGENTIC_EVALS_TRAJECTORY``)."""
     _searched: dict[str, tuple[set[str], set[str]]] = field(default_factory=dict)
 
     def stream_path(self, stream: str) -> Path:
@@ -310,7 +312,10 @@ def _newline_hint(seen: Any, wanted: Any) -> str:
 
 
 def builtin_kinds() -> dict[str, ExpectationKind]:
+    from .trajectory import check_trajectory  # imported here: trajectory.py imports this module
+
     kinds = [
+        ExpectationKind("trajectory", check_trajectory),
         ExpectationKind("exit_code", _check_exit_code),
         ExpectationKind("must_exercise", _checked_elsewhere),
         ExpectationKind("blocked_when_stdout_contains", _checked_elsewhere),

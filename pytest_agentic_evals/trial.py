@@ -26,6 +26,7 @@ from .expectations import (
 from .fixture import Case, Fixture
 from .output import excerpt, secret_values
 from .process import ProcessResult, run_process
+from .trajectory import TRAJECTORY_NOT_FOUND
 
 PASS, FAIL, BLOCKED = "PASS", "FAIL", "BLOCKED"
 DEFAULT_TIMEOUT_SECONDS = 30.0
@@ -147,6 +148,7 @@ def _run_in(
         cwd=workspace.cwd,
         workspace=workspace.root,
         needles=stream_needles(case.expected, case.blocked_markers),
+        trajectory_path=workspace.cwd / env["AGENTIC_EVALS_TRAJECTORY"],
     )
     outcome, problems, markers = _judge(case, process, observation, kinds, timeout)
     hidden = secret_values(env)
@@ -219,6 +221,10 @@ def _judge(
     if markers and failures and not hygiene:
         blocked = f"blocked: precondition not met (stdout says {', '.join(map(repr, markers))})"
         return BLOCKED, [blocked, *failures], markers
+    # A trajectory that is not there leaves its check NOT_TESTED: when that is all
+    # that went wrong, the trial is BLOCKED with that reason; any real failure keeps it FAIL.
+    if failures and not hygiene and all(f.startswith(TRAJECTORY_NOT_FOUND) for f in failures):
+        return BLOCKED, failures, markers
     return FAIL, hygiene + failures, markers
 
 
