@@ -287,13 +287,14 @@ def cmd_regressions_verify(args: argparse.Namespace) -> int:
     return EXIT_OK if report["verified"] else EXIT_GATE
 
 
-def _days(text: str) -> int:
+def _positive_int(text: str) -> int:
+    """An argparse type for counts and day windows: a whole number of at least 1."""
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of days") from None
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1 day")
+        raise argparse.ArgumentTypeError("must be at least 1")
     return value
 
 
@@ -319,7 +320,7 @@ def _add_regressions(commands: Any) -> None:
     ):
         sub = actions.add_parser(action, help=description)
         sub.add_argument("path", metavar=operand)
-        sub.add_argument("--freshness-days", type=_days, default=None, metavar="N",
+        sub.add_argument("--freshness-days", type=_positive_int, default=None, metavar="N",
                          help="a proof older than N days is stale (default: the registry's "
                               f"freshness_days, else {regressions.DEFAULT_FRESHNESS_DAYS})")
         sub.add_argument("--strict", action="store_true",
@@ -509,16 +510,6 @@ def cmd_apply_scaffolds(args: argparse.Namespace) -> int:
     return EXIT_INPUT if receipt["errors"] else EXIT_OK
 
 
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
-
-
 def _add_skill_trees(commands: Any) -> None:
     audit = commands.add_parser("audit-skills",
                                 help="the eval posture of every skill under ROOT (runs nothing)")
@@ -547,7 +538,7 @@ def _add_skill_trees(commands: Any) -> None:
     apply.add_argument("--write", action="store_true", help="write them (default: dry run)")
     apply.add_argument("--force", action="store_true",
                        help="also rewrite existing scaffold fixtures (never other fixtures)")
-    apply.add_argument("--limit", type=_count, default=None, metavar="N",
+    apply.add_argument("--limit", type=_positive_int, default=None, metavar="N",
                        help="at most N scaffolds, the first N in path order")
     apply.add_argument("--output", metavar="PATH", help="also write the JSON receipt here")
     apply.set_defaults(handler=cmd_apply_scaffolds)
