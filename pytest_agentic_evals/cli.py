@@ -19,14 +19,15 @@ from typing import Any
 from . import regressions, skills
 from .expectations import ExpectationKind, builtin_kinds
 from .fixture import Fixture, FixtureError, load_fixture, schema_text
-from .report import report_problems, write_json_atomically
+from .report import report_problems, write_json_atomically, write_text_atomically
 from .summary import markdown, terminal_lines
 from .trial import DEFAULT_TIMEOUT_SECONDS, RunSettings
 from .workspace import new_run_dir
 
 EXIT_OK, EXIT_GATE, EXIT_INPUT = 0, 1, 2
 EXIT_INTERRUPTED = 130
-SCHEMAS = ("fixture", "report", "session-report", "regressions")
+SCHEMAS = ("fixture", "report", "session-report", "regressions", "requirements",
+           "discovery-inventory", "state-graph", "journey-plan")
 
 
 def installed_plugin_kinds() -> dict[str, dict[str, Any]]:
@@ -544,6 +545,57 @@ def _add_skill_trees(commands: Any) -> None:
     apply.set_defaults(handler=cmd_apply_scaffolds)
 
 
+def cmd_plan_journeys(args: argparse.Namespace) -> int:
+    """``plan-journeys``: bind requirements to discovered controls; executes nothing."""
+    from . import journeys
+    from .problems import InputError
+
+    try:
+        inputs = journeys.load_inputs(args.fixture, args.requirements,
+                                      args.interaction_inventory, args.state_graph,
+                                      installed_plugin_kinds())
+    except InputError as exc:
+        print(exc.describe(), file=sys.stderr)
+        return EXIT_INPUT
+    plan = journeys.plan(inputs, args.output)
+    fragment = (journeys.scaffold(inputs, plan, args.scaffold_output)
+                if args.scaffold_output else None)
+    try:
+        write_text_atomically(args.output, journeys.to_json_text(plan))
+        if fragment is not None:
+            write_text_atomically(args.scaffold_output, journeys.to_json_text(fragment))
+    except OSError as exc:
+        print(f"{exc.filename or args.output}: cannot write: {exc.strerror}", file=sys.stderr)
+        return EXIT_INPUT
+    print("\n".join(journeys.lines(plan)))
+    print(f"plan: {args.output}", file=sys.stderr)
+    if fragment is not None:
+        print(f"scaffold: {args.scaffold_output} ({len(fragment['cases'])} candidate case(s), "
+              f"{len(fragment['skipped'])} skipped)", file=sys.stderr)
+    return journeys.exit_status(plan, args.report_only)
+
+
+def _add_plan_journeys(commands: Any) -> None:
+    parser = commands.add_parser(
+        "plan-journeys", help="bind requirements to what live discovery observed: a journey "
+                              "plan over the state graph (executes nothing)")
+    parser.add_argument("--fixture", required=True, metavar="F",
+                        help="the skill's fixture: its capability claims and seams")
+    parser.add_argument("--requirements", required=True, metavar="R",
+                        help="requirements.json (agentic_evals.requirements.v1)")
+    parser.add_argument("--interaction-inventory", required=True, metavar="I",
+                        help="discovery-inventory.json: the controls observed per state")
+    parser.add_argument("--state-graph", required=True, metavar="G",
+                        help="state-graph.json: initial_state, states, transitions")
+    parser.add_argument("--output", required=True, metavar="OUT",
+                        help="write the plan (agentic_evals.journey_plan.v1) here")
+    parser.add_argument("--scaffold-output", metavar="FRAG",
+                        help="also write candidate fixture cases for the BOUND journeys here")
+    parser.add_argument("--report-only", action="store_true",
+                        help="exit 0 even on a critical gap")
+    parser.set_defaults(handler=cmd_plan_journeys)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="agentic-evals",
@@ -573,6 +625,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_regressions(commands)
     _add_coverage(commands)
     _add_skill_trees(commands)
+    _add_plan_journeys(commands)
 
     schema = commands.add_parser("schema", help="print a JSON Schema shipped with the package")
     schema.add_argument("name", nargs="?", default="fixture", choices=SCHEMAS)
