@@ -17,13 +17,14 @@ Kept free of pytest imports so that it works the same outside a pytest session.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import select
 import signal
 import subprocess
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,6 +47,12 @@ _DEATH_WAIT_SECONDS = 5.0
 # After the group SIGKILL on timeout, group members need a moment to finish dying; without this
 # pause they would be reported as left behind although the group kill already got them.
 _GROUP_SETTLE_SECONDS = 1.0
+
+# Pids are handed out in increasing order until they wrap at pid_max, so every process a trial
+# created has a pid above the last one handed out before it started. After a short trial the
+# counter cannot have gone round, and the sweep reads only those pids instead of every process
+# on the machine; after a long one (or when the counter cannot be read) it reads them all.
+_NARROW_SWEEP_MAX_SECONDS = 1.0
 
 _HAVE_PIDFD = hasattr(os, "pidfd_open") and hasattr(signal, "pidfd_send_signal")
 
@@ -116,6 +123,7 @@ def run_process(
     finished = False
     started_at = time.monotonic()
     since_ticks = _ticks_now() - 1  # a tick of slack: start times are rounded down
+    pid_before = _last_pid()
     try:
         # The files are opened before the checks below so that they exist (empty) for every
         # outcome, including commands that never start.
@@ -157,7 +165,9 @@ def run_process(
                 _settle_group(entry, pgid)
             # Members still in the group (zombies included) hint that something outlived the
             # main process; one pass may then miss a pid created while /proc was being listed.
-            left_behind = _sweep(entry, since_ticks, confirm=_group_exists(pgid))
+            short = time.monotonic() - started_at < _NARROW_SWEEP_MAX_SECONDS
+            left_behind = _sweep(entry, since_ticks, confirm=_group_exists(pgid),
+                                 pid_after=pid_before if short else None)
         # Also catches group members that dropped the tag from their environment.  The group id
         # cannot have been recycled: pids are reused only after wrapping around pid_max.
         _kill_group(pgid, stray_detection)
@@ -329,25 +339,31 @@ def _is_tagged_alive(pid: int, entry: bytes) -> bool:
 
 
 def _scan_pids(
-    entry: bytes, unsettled: list[int] | None = None, since_ticks: int = 0
+    entry: bytes,
+    unsettled: list[int] | None = None,
+    since_ticks: int = 0,
+    pid_after: int | None = None,
 ) -> Iterator[int]:
     """Yield live, non-zombie processes carrying ``entry`` (never the runner itself).
 
     A process in the middle of ``execve`` shows an empty environment for an instant, so a
     survivor caught then would go unseen. When ``unsettled`` is given, live processes started
     since ``since_ticks`` (clock ticks after boot) whose environment reads empty are appended
-    to it, so that the caller can look again.
+    to it, so that the caller can look again. With ``pid_after`` (the last pid handed out
+    before the trial started), only pids handed out since then are read.
     """
     own_pid = os.getpid()
     try:
         names = os.listdir(_PROC)
     except OSError:
         return
+    # Read after the listing: every listed pid was handed out before this read.
+    is_new = _handed_out_since(pid_after)
     for name in names:
         if not name.isdigit():
             continue
         pid = int(name)
-        if pid == own_pid:
+        if pid == own_pid or (is_new is not None and not is_new(pid)):
             continue
         # environ is checked first: it rules out almost every process, so stat is only read for
         # the few that match.
@@ -361,6 +377,43 @@ def _scan_pids(
                 yield pid
         elif not environ and unsettled is not None and _started_since(pid, since_ticks):
             unsettled.append(pid)
+
+
+def _last_pid() -> int | None:
+    """The last pid handed out in the runner's pid namespace (the last field of loadavg)."""
+    try:
+        with open(f"{_PROC}/loadavg", "rb") as handle:
+            return int(handle.read().split()[-1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+@functools.cache
+def _pid_max() -> int | None:
+    try:
+        with open(f"{_PROC}/sys/kernel/pid_max", "rb") as handle:
+            return int(handle.read())
+    except (OSError, ValueError):
+        return None
+
+
+def _handed_out_since(pid_after: int | None) -> Callable[[int], bool] | None:
+    """A test for pids handed out after ``pid_after``; None when every pid must be read."""
+    return pid_window(pid_after, _last_pid(), _pid_max())
+
+
+def pid_window(
+    pid_after: int | None, last: int | None, pid_max: int | None
+) -> Callable[[int], bool] | None:
+    """A test for pids handed out after ``pid_after`` up to ``last``; None when unknown."""
+    if pid_after is None or last is None or pid_max is None:
+        return None
+    # Far more pids than a short trial makes suggests the counter may have gone round.
+    if (last - pid_after) % pid_max > pid_max // 4:
+        return None
+    if last >= pid_after:
+        return lambda pid: pid_after < pid <= last
+    return lambda pid: pid > pid_after or pid <= last  # wrapped once since the trial started
 
 
 def _ticks_now() -> int:
@@ -456,13 +509,18 @@ def _group_exists(pgid: int) -> bool:
     return True
 
 
-def _sweep(entry: bytes, since_ticks: int = 0, confirm: bool = False) -> list[LeftBehindProcess]:
-    """Kill every live process carrying ``entry``; return them in discovery order."""
+def _sweep(
+    entry: bytes, since_ticks: int = 0, confirm: bool = False, pid_after: int | None = None
+) -> list[LeftBehindProcess]:
+    """Kill every live process carrying ``entry``; return them in discovery order.
+
+    ``pid_after``: see :func:`_scan_pids`.
+    """
     found: dict[int, LeftBehindProcess] = {}
     empty_rounds = 0
     for _ in range(_SWEEP_ROUNDS):
         unsettled: list[int] = []
-        if _sweep_round(entry, found, unsettled, since_ticks) or unsettled:
+        if _sweep_round(entry, found, unsettled, since_ticks, pid_after) or unsettled:
             # A process mid-exec may be ours: look again once its environment is readable.
             empty_rounds = 0
         else:
@@ -478,13 +536,17 @@ def _sweep(entry: bytes, since_ticks: int = 0, confirm: bool = False) -> list[Le
 
 
 def _sweep_round(
-    entry: bytes, found: dict[int, LeftBehindProcess], unsettled: list[int], since_ticks: int
+    entry: bytes,
+    found: dict[int, LeftBehindProcess],
+    unsettled: list[int],
+    since_ticks: int,
+    pid_after: int | None,
 ) -> bool:
     """One pass over /proc; True if any tagged process was alive (and was sent SIGKILL)."""
     any_alive = False
     # Kill on discovery rather than after the pass: a process that keeps forking and exiting
     # gets less time to hand over to a new pid.
-    for pid in _scan_pids(entry, unsettled, since_ticks):
+    for pid in _scan_pids(entry, unsettled, since_ticks, pid_after):
         any_alive = True
         if pid not in found:
             # Read before the kill: a dead process has an empty cmdline.

@@ -28,6 +28,7 @@ from pytest_agentic_evals.process import (
     PROCESS_TAG_VARIABLE,
     LeftBehindProcess,
     ProcessResult,
+    pid_window,
     run_process,
 )
 
@@ -665,3 +666,17 @@ def test_interrupted_wait_kills_everything(
     assert (tmp_path / "out" / "stdout").read_text() == "started\n"
     assert run.alive() == []
     assert _zombie_children() == []
+
+
+def test_the_pid_window_covers_exactly_the_pids_handed_out_since_the_start() -> None:
+    window = pid_window(1000, 1010, 32768)
+    assert window is not None
+    assert [pid for pid in (999, 1000, 1001, 1010, 1011) if window(pid)] == [1001, 1010]
+    # The counter wrapped once during the trial: new pids are above the start or low again.
+    wrapped = pid_window(32700, 400, 32768)
+    assert wrapped is not None
+    assert [pid for pid in (300, 400, 401, 32700, 32701) if wrapped(pid)] == [300, 400, 32701]
+    # Too many pids handed out to rule out a full turn, or nothing known: read every process.
+    assert pid_window(1000, 1000 + 32768 // 2, 32768) is None
+    assert pid_window(None, 1010, 32768) is None
+    assert pid_window(1000, None, 32768) is None
