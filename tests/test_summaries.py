@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from pytest_agentic_evals.report import write_json_atomically
 
 from conftest import MODES, make_skill, run_cli, skill_fixture
 
@@ -152,3 +156,15 @@ def test_report_figures_match_the_trials(pytester: pytest.Pytester) -> None:
     }
     assert flaky["summary"]["flaky"] == 1
     assert figures(flaky, "refuses-empty-name")["flaky"] is False
+
+
+def test_written_files_get_the_mode_of_any_new_file(tmp_path: Path) -> None:
+    # A temporary file is private to its owner; a report others read must not stay so.
+    target = tmp_path / "report.json"
+    previous = os.umask(0o022)
+    try:
+        write_json_atomically(target, {"readiness": "READY"})
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o644
+    assert json.loads(target.read_text()) == {"readiness": "READY"}
