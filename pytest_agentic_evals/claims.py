@@ -528,7 +528,8 @@ def can_fail(case: Case) -> bool:
     exit_code = expected.get("exit_code")
     if isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code != 0:
         return True
-    return any(expected.get(key) for key in _CAPABLE_KEYS)
+    # An empty allowed_domains is a rule too: it refuses every host.
+    return any(expected.get(key) for key in _CAPABLE_KEYS) or "allowed_domains" in expected
 
 
 @dataclass(frozen=True)

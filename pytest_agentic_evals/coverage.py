@@ -149,8 +149,9 @@ def oracle(case: Case) -> tuple[bool, list[str]]:
     if isinstance(artifacts, list) and any(
             isinstance(a, Mapping) and not a.get("optional") for a in artifacts):
         return True, []
-    for key in ("trajectory", "allowed_domains", "disallowed_domains", "stdout_matches",
-                "stderr_matches"):
+    if "allowed_domains" in expected:  # even empty: then it refuses every host
+        return True, []
+    for key in ("trajectory", "disallowed_domains", "stdout_matches", "stderr_matches"):
         if expected.get(key):
             return True, []
     for stream in ("stdout_excludes", "stderr_excludes"):

@@ -18,6 +18,7 @@ from typing import Any
 
 import jsonpointer
 
+from .domains import check_allowed, check_disallowed
 from .jsonvalues import json_equal, json_type
 from .output import search_stream
 
@@ -56,6 +57,8 @@ class Observation:
     trial, so one last written before this moment is stale and cannot count."""
     trajectory_path: Path | None = None
     """Where the trial's agent may write its trajectory (``AGENTIC_EVALS_TRAJECTORY``)."""
+    domains: Mapping[str, Any] | None = None
+    """What the trial's domain proxy saw (the report's ``domains`` entry); None without one."""
     _searched: dict[str, tuple[set[str], set[str]]] = field(default_factory=dict)
 
     def stream_path(self, stream: str) -> Path:
@@ -316,6 +319,8 @@ def builtin_kinds() -> dict[str, ExpectationKind]:
 
     kinds = [
         ExpectationKind("trajectory", check_trajectory),
+        ExpectationKind("allowed_domains", check_allowed),
+        ExpectationKind("disallowed_domains", check_disallowed),
         ExpectationKind("exit_code", _check_exit_code),
         ExpectationKind("must_exercise", _checked_elsewhere),
         ExpectationKind("blocked_when_stdout_contains", _checked_elsewhere),

@@ -22,6 +22,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
+from .domains import RULE_KEYS, merge_case_rules
 from .problems import InputError, Problem, explain_schema_error, pointer_for, shown_value
 
 CASE_TYPES = ("positive", "negative", "adversarial")
@@ -339,6 +340,9 @@ def _explain(error: ValidationError) -> list[tuple[str, str]]:
     if error.validator == "pattern" and parts and parts[-1] == "json_pointer":
         return [(pointer, f"{shown_value(error.instance)} is not an RFC 6901 JSON pointer "
                           "(it starts with '/' and escapes '~' as ~0, '/' as ~1)")]
+    if error.validator == "pattern" and len(parts) >= 2 and parts[-2] in RULE_KEYS:
+        return [(pointer, f"{shown_value(error.instance)} is not a host name: use letters, "
+                          "digits, hyphens and dots, optionally after '*.', or an IP address")]
     return explain_schema_error(error)
 
 
@@ -367,7 +371,8 @@ def _build_case(
 ) -> tuple[Case, list[Problem]]:
     problems: list[Problem] = []
     here = pointer_for("cases", index)
-    expected = case["expected"]
+    expected, rule_problems = merge_case_rules(case, case["expected"])
+    problems += [Problem(shown, here + pointer, message) for pointer, message in rule_problems]
     workspace = case.get("workspace", defaults.get("workspace", "copy"))
     cwd_text = case.get("cwd", defaults.get("cwd"))
     cwd = fixture_path.parent

@@ -10,11 +10,18 @@ import os
 import secrets
 import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import workspace as ws
+from .domains import (
+    FAILURE_PREFIXES,
+    DomainPolicy,
+    DomainProxy,
+    proxy_environment,
+    unenforced_report,
+)
 from .expectations import (
     ArtifactError,
     ExpectationKind,
@@ -27,6 +34,7 @@ from .fixture import Case, Fixture
 from .output import excerpt, secret_values
 from .process import ProcessResult, run_process
 from .trajectory import TRAJECTORY_NOT_FOUND
+from .trialdirs import Lease, TrialDirs
 
 PASS, FAIL, BLOCKED = "PASS", "FAIL", "BLOCKED"
 DEFAULT_TIMEOUT_SECONDS = 30.0
@@ -43,6 +51,8 @@ class RunSettings:
     run_dir: Path
     default_timeout: float = DEFAULT_TIMEOUT_SECONDS
     keep_passed_workspaces: bool = False
+    # Shared by the trials of one process so that directories can be reused; None: one per trial.
+    trial_dirs: TrialDirs | None = field(default=None, compare=False)
 
 
 def trial_environment(
@@ -92,32 +102,54 @@ def run_trial(
     settings: RunSettings,
     kinds: Mapping[str, ExpectationKind],
 ) -> TrialResult:
-    trial_dir = settings.run_dir / ws.trial_dir_name(fixture, case, trial)
-    if trial_dir.exists():
-        shutil.rmtree(trial_dir)
-    scratch = trial_dir / "scratch"
-    scratch.mkdir(parents=True)
-    if case.workspace == "inplace":
-        with ws.exclusive(fixture.skill_dir):
-            workspace = ws.in_place(fixture, case)
-            return _run_in(workspace, fixture, case, trial, settings, kinds, trial_dir, scratch)
+    if settings.trial_dirs is not None:
+        return _run_trial(fixture, case, trial, settings, kinds, settings.trial_dirs)
+    dirs = TrialDirs(settings.run_dir)
     try:
-        workspace = ws.private_copy(fixture, case, trial_dir, settings.run_dir)
-    except (OSError, shutil.Error) as exc:
-        return _infrastructure_failure(trial, f"could not copy the skill directory: {exc}")
-    return _run_in(workspace, fixture, case, trial, settings, kinds, trial_dir, scratch)
+        return _run_trial(fixture, case, trial, settings, kinds, dirs)
+    finally:
+        dirs.close()
 
 
-def _run_in(
-    workspace: ws.Workspace,
+def _run_trial(
     fixture: Fixture,
     case: Case,
     trial: int,
     settings: RunSettings,
     kinds: Mapping[str, ExpectationKind],
-    trial_dir: Path,
-    scratch: Path,
+    dirs: TrialDirs,
 ) -> TrialResult:
+    trial_dir = settings.run_dir / ws.trial_dir_name(fixture, case, trial)
+    if trial_dir.exists():
+        shutil.rmtree(trial_dir)
+    context = _Context(case, trial, settings, kinds, dirs, trial_dir)
+    if case.workspace == "inplace":
+        (trial_dir / "scratch").mkdir(parents=True)
+        (trial_dir / "output").mkdir()
+        with ws.exclusive(fixture.skill_dir):
+            return _run_in(ws.in_place(fixture, case), None, context)
+    try:
+        workspace, lease = dirs.prepare(fixture, case, trial_dir)
+    except (OSError, shutil.Error) as exc:
+        return _infrastructure_failure(trial, f"could not copy the skill directory: {exc}")
+    return _run_in(workspace, lease, context)
+
+
+@dataclass(frozen=True)
+class _Context:
+    """What one trial runs with, gathered to keep signatures short."""
+
+    case: Case
+    trial: int
+    settings: RunSettings
+    kinds: Mapping[str, ExpectationKind]
+    dirs: TrialDirs
+    trial_dir: Path
+
+
+def _run_in(workspace: ws.Workspace, lease: Lease | None, context: _Context) -> TrialResult:
+    case, trial, settings = context.case, context.trial, context.settings
+    trial_dir, scratch = context.trial_dir, context.trial_dir / "scratch"
     problems = _prepare_files(workspace, case)
     if problems:
         return _infrastructure_failure(trial, *problems, workspace=workspace.to_dict())
@@ -132,13 +164,28 @@ def _run_in(
     })
     env = trial_environment(case, trial, settings, scratch, workspace.fixture_dir)
     timeout = case.timeout_seconds or settings.default_timeout
+    policy = DomainPolicy.from_expected(case.expected)
+    proxy = None
+    if policy is not None:
+        try:  # the command never runs without the guard its case asked for
+            proxy = DomainProxy.from_environment(policy)
+            proxy.start()
+        except (OSError, ValueError) as exc:
+            reason = f"could not start the domain proxy: {exc}"
+            failed = _infrastructure_failure(trial, reason, workspace=workspace.to_dict())
+            failed["domains"] = unenforced_report(policy, reason)
+            return failed
+        env = proxy_environment(env, proxy.url)
     # File times come from the kernel's coarse clock, which lags time.time_ns() by up to a
     # tick; a file's own timestamp is on the same clock as the outputs it is compared with.
-    marker = scratch / ".trial-started"
-    marker.touch()
-    started_ns = marker.stat().st_mtime_ns
-    process = run_process(argv, cwd=workspace.cwd, env=env, timeout=timeout,
-                          output_dir=trial_dir / "output")
+    started_ns = context.dirs.mark_start(scratch, lease)
+    try:
+        process = run_process(argv, cwd=workspace.cwd, env=env, timeout=timeout,
+                              output_dir=trial_dir / "output")
+    finally:
+        if proxy is not None:
+            proxy.stop()
+    domains = proxy.report() if proxy is not None else None
 
     observation = Observation(
         not_before_ns=started_ns,
@@ -149,8 +196,9 @@ def _run_in(
         workspace=workspace.root,
         needles=stream_needles(case.expected, case.blocked_markers),
         trajectory_path=workspace.cwd / env["AGENTIC_EVALS_TRAJECTORY"],
+        domains=domains,
     )
-    outcome, problems, markers = _judge(case, process, observation, kinds, timeout)
+    outcome, problems, markers = _judge(case, process, observation, context.kinds, timeout)
     hidden = secret_values(env)
     result: TrialResult = {
         "trial": trial,
@@ -171,10 +219,16 @@ def _run_in(
         "stdout": excerpt(process.stdout_path, hidden),
         "stderr": excerpt(process.stderr_path, hidden),
         "artifact_hashes": _artifact_hashes(case, observation),
+        "domains": domains,
         "workspace": workspace.to_dict(),
         "output_dir": str(trial_dir / "output"),
     }
-    _clean_up(outcome, workspace, trial_dir, settings, result)
+    keep = outcome != PASS or settings.keep_passed_workspaces
+    result["workspace"]["kept"] = keep or workspace.mode == "inplace"
+    if not keep:
+        # Reused when provably untouched, else removed in the background.
+        context.dirs.release(trial_dir, lease)
+        result["output_dir"] = None
     return result
 
 
@@ -218,7 +272,9 @@ def _judge(
     markers = [m for m in case.blocked_markers if observation.contains("stdout", m)]
     if not hygiene and not failures:
         return PASS, [], markers
-    if markers and failures and not hygiene:
+    # A host the proxy refused happened whatever the precondition: never hidden as BLOCKED.
+    refused = any(f.startswith(FAILURE_PREFIXES) for f in failures)
+    if markers and failures and not hygiene and not refused:
         blocked = f"blocked: precondition not met (stdout says {', '.join(map(repr, markers))})"
         return BLOCKED, [blocked, *failures], markers
     # A trajectory that is not there leaves its check NOT_TESTED: when that is all
@@ -238,18 +294,6 @@ def _artifact_hashes(case: Case, observation: Observation) -> dict[str, str]:
         except (ArtifactError, OSError):
             continue
     return hashes
-
-
-def _clean_up(
-    outcome: str, workspace: ws.Workspace, trial_dir: Path, settings: RunSettings,
-    result: TrialResult,
-) -> None:
-    """Keep what a person needs to debug a failure; drop what a passing trial left."""
-    keep = outcome != PASS or settings.keep_passed_workspaces
-    result["workspace"]["kept"] = keep or workspace.mode == "inplace"
-    if not keep:
-        shutil.rmtree(trial_dir, ignore_errors=True)
-        result["output_dir"] = None
 
 
 def _infrastructure_failure(

@@ -12,7 +12,7 @@ import hashlib
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -78,7 +78,11 @@ def _in_use(run_dir: Path) -> bool:
     return False
 
 
-def _ignore(skip_below: Path | None):  # type: ignore[no-untyped-def]
+Ignore = Callable[[str, list[str]], set[str]]
+
+
+def ignore_for_copy(skip_below: Path | None) -> Ignore:
+    """What a private copy leaves out: tool folders, virtualenvs, and the run directory."""
     def ignore(directory: str, names: list[str]) -> set[str]:
         skipped = {name for name in names if name in SKIPPED_NAMES}
         for name in names:
@@ -92,11 +96,7 @@ def _ignore(skip_below: Path | None):  # type: ignore[no-untyped-def]
     return ignore
 
 
-def private_copy(fixture: Fixture, case: Case, trial_dir: Path, run_dir: Path) -> Workspace:
-    root = trial_dir / "workspace"
-    shutil.copytree(
-        fixture.skill_dir, root, symlinks=True, ignore=_ignore(run_dir), dirs_exist_ok=False
-    )
+def copy_at(root: Path, fixture: Fixture, case: Case) -> Workspace:
     return Workspace(
         mode="copy",
         root=root,

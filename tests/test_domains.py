@@ -1,0 +1,684 @@
+"""Domain rules: matching, the proxy on its own, the fixture rules, and real clients (curl and
+Python's urllib / http.client) running as trials through the real plugin and CLI.
+
+Nothing here leaves the machine: every server is started by the test on 127.0.0.1, and the
+names the trials ask for (allowed.test, evil.test, ...) are mapped to it through
+AGENTIC_EVALS_PROXY_HOSTS, which also keeps the proxy from connecting anywhere but loopback.
+Refused hosts are never resolved at all.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import shutil
+import socket
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from pytest_agentic_evals import domains as dm
+from pytest_agentic_evals.claims import can_fail
+from pytest_agentic_evals.expectations import Observation, builtin_kinds, check_expectations
+from pytest_agentic_evals.fixture import (
+    FixtureError,
+    fixture_from_data,
+    fixture_schema,
+    schema_text,
+)
+
+from conftest import MODES, Skill, make_skill, run_cli, skill_fixture
+
+CURL = shutil.which("curl")
+needs_curl = pytest.mark.skipif(CURL is None, reason="curl is not installed")
+TEST_HOSTS = ("allowed.test", "api.allowed.test", "evil.test", "other.test")
+LOCAL_HOSTS = ",".join(f"{host}=127.0.0.1" for host in TEST_HOSTS)
+
+
+# ---------------------------------------------------------------------------------------------
+# A loopback origin server
+# ---------------------------------------------------------------------------------------------
+
+
+class _Hello(http.server.BaseHTTPRequestHandler):
+    """Says which Host and path it was asked for, so a test sees where a request landed."""
+
+    def do_GET(self) -> None:
+        body = f"hello from {self.headers.get('Host', '?').split(':')[0]} {self.path}\n".encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # keep the test output clean
+
+
+@pytest.fixture
+def origin() -> Iterator[int]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hello)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+@pytest.fixture
+def local_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(dm.LOCAL_HOSTS_VARIABLE, LOCAL_HOSTS)
+
+
+def proxy_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("agentic-evals-proxy")]
+
+
+def exchange(proxy: dm.DomainProxy, data: bytes) -> bytes:
+    """Send raw bytes to the proxy, half-close, and read everything it answers."""
+    with socket.create_connection(("127.0.0.1", proxy.port), timeout=10) as sock:
+        sock.sendall(data)
+        sock.shutdown(socket.SHUT_WR)
+        chunks = []
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+# ---------------------------------------------------------------------------------------------
+# Matching and rules
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("host", "entry", "expected"), [
+    ("example.com", "example.com", True),
+    ("api.example.com", "example.com", True),
+    ("a.b.example.com", "example.com", True),
+    ("badexample.com", "example.com", False),
+    ("example.com.evil.test", "example.com", False),
+    ("example.co", "example.com", False),
+    ("api.example.com", "*.example.com", True),
+    ("example.com", "*.example.com", False),
+    ("127.0.0.1", "127.0.0.1", True),
+    ("10.127.0.0.1", "127.0.0.1", False),
+    ("::1", "::1", True),
+    ("1.2.3.4", "2.3.4", False),
+])
+def test_matching(host: str, entry: str, expected: bool) -> None:
+    assert dm.matches(host, entry) is expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Example.COM", "example.com"),
+    ("example.com.", "example.com"),
+    ("[::1]", "::1"),
+    ("0:0:0:0:0:0:0:1", "::1"),
+    ("under_score.test", "under_score.test"),
+    ("", None),
+    ("exa mple.com", None),
+    ("ex\u00e4mple.com", None),
+    ("a..b", None),
+    ("x" * 254, None),
+])
+def test_requested_hosts_are_normalised(text: str, expected: str | None) -> None:
+    assert dm.normalise_host(text) == expected
+
+
+def test_disallowed_wins_and_allowed_lists_are_closed() -> None:
+    policy = dm.DomainPolicy.from_expected(
+        {"allowed_domains": ["Example.com"], "disallowed_domains": ["admin.example.com"]})
+    assert policy is not None
+    assert policy.decide("api.example.com") == dm.Decision(True, None, "example.com")
+    assert policy.decide("admin.example.com") == dm.Decision(
+        False, "disallowed_domains", "admin.example.com")
+    assert policy.decide("x.admin.example.com").rule == "disallowed_domains"
+    assert policy.decide("other.test") == dm.Decision(False, "allowed_domains", None)
+    only_disallowed = dm.DomainPolicy.from_expected({"disallowed_domains": ["evil.test"]})
+    assert only_disallowed is not None
+    assert only_disallowed.decide("anything.test").allowed
+    assert not only_disallowed.decide("www.evil.test").allowed
+    nothing = dm.DomainPolicy.from_expected({"allowed_domains": []})
+    assert nothing is not None and not nothing.decide("localhost").allowed
+    assert dm.DomainPolicy.from_expected({"exit_code": 0}) is None
+
+
+def test_proxy_environment_wins_over_the_case_and_drops_bypasses() -> None:
+    env = dm.proxy_environment({"PATH": "/bin", "NO_PROXY": "*", "no_proxy": "localhost",
+                                "HTTP_PROXY": "http://elsewhere:3128"}, "http://127.0.0.1:9")
+    assert env == {"PATH": "/bin", **dict.fromkeys(dm.PROXY_VARIABLES, "http://127.0.0.1:9")}
+
+
+def test_local_hosts_are_loopback_only() -> None:
+    assert dm.local_hosts_from("a.test=127.0.0.1, B.test=::1") == {
+        "a.test": "127.0.0.1", "b.test": "::1"}
+    assert dm.local_hosts_from("") == {}
+    for bad, words in (("a.test=8.8.8.8", "not a loopback"), ("a.test", "not name=address"),
+                       ("a.test=nowhere", "not an IP address")):
+        with pytest.raises(ValueError, match=words):
+            dm.local_hosts_from(bad)
+
+
+# ---------------------------------------------------------------------------------------------
+# Request parsing and the proxy on its own
+# ---------------------------------------------------------------------------------------------
+
+
+def test_parse_absolute_form_and_connect() -> None:
+    request = dm.parse_request_head(
+        b"GET http://User:pw@Allowed.Test:8080/a/b?c=d#frag HTTP/1.1\r\nHost: allowed.test\r\n"
+        b"Proxy-Connection: keep-alive\r\nProxy-Authorization: Basic x\r\nAccept: */*")
+    assert (request.method, request.host, request.port, request.path) == (
+        "GET", "allowed.test", 8080, "/a/b?c=d")
+    forwarded = request.forwarded_head().decode()
+    assert forwarded.startswith("GET /a/b?c=d HTTP/1.1\r\n")
+    assert "Proxy-" not in forwarded and "Accept: */*" in forwarded
+    assert forwarded.endswith("Connection: close\r\n\r\n")
+    assert "Host: x.test:81" in dm.parse_request_head(
+        b"GET http://x.test:81 HTTP/1.0").forwarded_head().decode()
+    connect = dm.parse_request_head(b"CONNECT [::1]:443 HTTP/1.1\r\n")
+    assert (connect.method, connect.host, connect.port) == ("CONNECT", "::1", 443)
+
+
+@pytest.mark.parametrize("head", [
+    b"", b"garbage", b"GET / HTTP/1.1", b"GET http://x.test/ HTTP/1.1 extra",
+    b"GET http://x.test/ FTP/1.0", b"G\xffT http://x.test/ HTTP/1.1",
+    b"GET https://x.test/ HTTP/1.1", b"GET http:///nohost HTTP/1.1",
+    b"GET http://x.test:99999/ HTTP/1.1", b"GET http://bad host/ HTTP/1.1",
+    b"CONNECT x.test HTTP/1.1", b"CONNECT x.test:0 HTTP/1.1", b"CONNECT :443 HTTP/1.1",
+    b"CONNECT [::1 HTTP/1.1", b"GET http://x.test/ HTTP/1.1\r\nno colon here",
+    b"GET http://x.test/ HTTP/1.1\r\n folded: header",
+])
+def test_malformed_heads_are_bad_requests(head: bytes) -> None:
+    with pytest.raises(dm.BadRequest):
+        dm.parse_request_head(head)
+
+
+def test_the_proxy_answers_garbage_with_400_and_records_no_host() -> None:
+    with dm.DomainProxy(dm.DomainPolicy(("allowed.test",)), {}) as proxy:
+        assert exchange(proxy, b"\x16\x03\x01\x02\x00garbage\r\n\r\n").startswith(
+            b"HTTP/1.1 400 ")
+        assert b"absolute http:// URL" in exchange(proxy, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert exchange(proxy, b"GET http://allowed.test/ HTTP/1.1\r\n").startswith(
+            b"HTTP/1.1 400 ")  # the head never ended
+        assert exchange(proxy, b"GET http://allowed.test/" + b"a" * (dm.MAX_HEAD_BYTES + 10)
+                        ).startswith(b"HTTP/1.1 400 ")
+        assert exchange(proxy, b"") == b""  # connected and left: nothing to record
+    report = proxy.report()
+    assert report["malformed_requests"] == 4
+    assert report["requests"] == 0 and report["contacted"] == [] and report["violations"] == []
+    assert report["proxy_errors"] == []
+    assert proxy_threads() == []
+
+
+def test_refused_hosts_are_never_resolved_and_unmapped_ones_never_leave_loopback() -> None:
+    policy = dm.DomainPolicy(None, ("evil.test",))
+    with dm.DomainProxy(policy, {}) as proxy:
+        refused = exchange(proxy, b"CONNECT www.evil.test:443 HTTP/1.1\r\n\r\n")
+        assert refused.startswith(b"HTTP/1.1 403 ") and b"evil.test" in refused
+        # A body the proxy never reads must not reset the connection before the answer.
+        posted = exchange(proxy, b"POST http://evil.test/upload HTTP/1.1\r\n"
+                                 b"Content-Length: 300000\r\n\r\n" + b"x" * 300_000)
+        assert posted.startswith(b"HTTP/1.1 403 ")
+        # Allowed by the rules, but not mapped: with AGENTIC_EVALS_PROXY_HOSTS set the proxy
+        # connects to loopback only, so this never reaches DNS or the network.
+        unmapped = exchange(proxy, b"GET http://example.com/ HTTP/1.1\r\n\r\n")
+        assert unmapped.startswith(b"HTTP/1.1 502 ") and b"loopback addresses only" in unmapped
+    report = proxy.report()
+    assert report["contacted"] == ["www.evil.test", "evil.test", "example.com"]
+    assert report["violations"] == [
+        {"host": "www.evil.test", "port": 443, "method": "CONNECT",
+         "rule": "disallowed_domains", "entry": "evil.test", "count": 1},
+        {"host": "evil.test", "port": 80, "method": "POST",
+         "rule": "disallowed_domains", "entry": "evil.test", "count": 1}]
+    assert report["refused"] == 2 and report["requests"] == 3
+
+
+def test_forwarding_and_tunnelling_to_a_loopback_origin(origin: int) -> None:
+    policy = dm.DomainPolicy(("allowed.test",))
+    with dm.DomainProxy(policy, dm.local_hosts_from(LOCAL_HOSTS)) as proxy:
+        answer = exchange(proxy, f"GET http://api.allowed.test:{origin}/x HTTP/1.1\r\n"
+                                 f"Host: api.allowed.test:{origin}\r\n\r\n".encode())
+        assert answer.startswith(b"HTTP/1.0 200 ") and b"hello from api.allowed.test /x" in answer
+        tunnel = exchange(proxy, f"CONNECT allowed.test:{origin} HTTP/1.1\r\n\r\n"
+                                 f"GET /t HTTP/1.0\r\nHost: allowed.test\r\n\r\n".encode())
+        assert tunnel.startswith(b"HTTP/1.1 200 Connection established\r\n\r\nHTTP/1.0 200 ")
+        assert tunnel.endswith(b"hello from allowed.test /t\n")
+        refused = exchange(proxy, f"CONNECT other.test:{origin} HTTP/1.1\r\n\r\n".encode())
+        assert refused.startswith(b"HTTP/1.1 403 ") and b"not in allowed_domains" in refused
+    report = proxy.report()
+    assert report["contacted"] == ["api.allowed.test", "allowed.test", "other.test"]
+    assert [(v["host"], v["rule"], v["method"]) for v in report["violations"]] == [
+        ("other.test", "allowed_domains", "CONNECT")]
+
+
+def test_stop_cuts_open_tunnels_and_joins_every_thread(origin: int) -> None:
+    proxy = dm.DomainProxy(dm.DomainPolicy(None, ("evil.test",)),
+                           dm.local_hosts_from(LOCAL_HOSTS))
+    proxy.start()
+    clients = []
+    for _ in range(3):  # idle tunnels, as a trial killed mid-download would leave them
+        sock = socket.create_connection(("127.0.0.1", proxy.port), timeout=10)
+        sock.sendall(f"CONNECT allowed.test:{origin} HTTP/1.1\r\n\r\n".encode())
+        assert sock.recv(100).startswith(b"HTTP/1.1 200 ")
+        clients.append(sock)
+    silent = socket.create_connection(("127.0.0.1", proxy.port), timeout=10)  # never speaks
+    deadline = time.monotonic() + 10
+    while len(proxy_threads()) < 5 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(proxy_threads()) == 5  # the acceptor and one per connection
+    started = time.monotonic()
+    proxy.stop()
+    assert time.monotonic() - started < 2
+    assert proxy_threads() == []
+    for sock in [*clients, silent]:
+        assert sock.recv(100) == b""  # the proxy's side is closed
+        sock.close()
+    assert proxy.report()["proxy_errors"] == []
+    proxy.stop()  # a second stop is harmless
+
+
+def test_the_record_is_bounded_but_no_refusal_is_lost() -> None:
+    with dm.DomainProxy(dm.DomainPolicy(()), {}, max_hosts=2) as proxy:
+        for n in range(5):
+            exchange(proxy, f"CONNECT h{n}.test:443 HTTP/1.1\r\n\r\n".encode())
+        exchange(proxy, b"CONNECT h0.test:443 HTTP/1.1\r\n\r\n")
+    report = proxy.report()
+    assert report["contacted"] == ["h0.test", "h1.test"]
+    assert report["hosts_not_listed"] == 3 and report["violations_not_listed"] == 3
+    assert report["violations"][0]["count"] == 2 and report["refused"] == 6
+    failures = check({"allowed_domains": []}, report)
+    assert failures == ["allowed_domains: contacted h0.test, which is not in allowed_domains; "
+                        "the proxy refused it",
+                        "allowed_domains: contacted h1.test, which is not in allowed_domains; "
+                        "the proxy refused it",
+                        "allowed_domains: 3 more refused host(s), not listed"]
+
+
+# ---------------------------------------------------------------------------------------------
+# The expectation kinds and the fixture
+# ---------------------------------------------------------------------------------------------
+
+
+def check(expected: dict[str, Any], domains: dict[str, Any] | None,
+          tmp: Path = Path("/dev/null")) -> list[str]:
+    observation = Observation(0, tmp, tmp, tmp, tmp, domains=domains)
+    return check_expectations(expected, observation, builtin_kinds())
+
+
+def test_each_rule_reports_its_own_refusals_once() -> None:
+    policy = dm.DomainPolicy(("allowed.test",), ("evil.test",))
+    report = {**dm.unenforced_report(policy, "x"), "enforced": True, "reason": None,
+              "violations": [
+                  {"host": "evil.test", "rule": "disallowed_domains", "entry": "evil.test"},
+                  {"host": "other.test", "rule": "allowed_domains", "entry": None}]}
+    expected = {"allowed_domains": ["allowed.test"], "disallowed_domains": ["evil.test"]}
+    assert check(expected, report) == [
+        "allowed_domains: contacted other.test, which is not in allowed_domains; "
+        "the proxy refused it",
+        "disallowed_domains: contacted disallowed domain evil.test (matches 'evil.test'); "
+        "the proxy refused it",
+    ]
+    assert check(expected, {**report, "violations": []}) == []
+    assert check({"disallowed_domains": ["evil.test"]}, None) == [
+        "disallowed_domains: not checked: no domain proxy ran for this trial"]
+    assert check({"disallowed_domains": ["evil.test"]},
+                 dm.unenforced_report(policy, "could not start")) == [
+        "disallowed_domains: not checked: could not start"]
+
+
+def test_the_schema_pattern_is_the_module_pattern() -> None:
+    assert fixture_schema()["$defs"]["domain"]["pattern"] == dm.ENTRY_PATTERN
+
+
+def load(skill: Skill, *cases: dict[str, Any]) -> Any:
+    data = skill_fixture()
+    data["cases"] += list(cases)
+    path = skill.write(data)
+    return fixture_from_data(data, path)
+
+
+def domain_case(name: str = "net", **keys: Any) -> dict[str, Any]:
+    expected = {"exit_code": 0, **keys.pop("expected", {})}
+    return {"name": name, "type": "positive", "required": False,
+            "command": ["curl", "-sS", "http://allowed.test/"], "expected": expected, **keys}
+
+
+def test_rules_on_the_case_move_into_expected(skill: Skill) -> None:
+    fixture = load(skill, domain_case("case-level", allowed_domains=[]),
+                   domain_case("in-expected", expected={"disallowed_domains": ["evil.test"]}),
+                   domain_case("bare"))
+    on_case, in_expected = fixture.case("case-level"), fixture.case("in-expected")
+    assert on_case.expected == {"exit_code": 0, "allowed_domains": []}
+    assert in_expected.expected == {"exit_code": 0, "disallowed_domains": ["evil.test"]}
+    # Both can fail: an empty allowed list refuses every host.
+    assert can_fail(on_case) and can_fail(in_expected)
+    assert not can_fail(fixture.case("bare"))
+
+
+def test_bad_rules_are_load_errors_with_pointers(skill: Skill) -> None:
+    with pytest.raises(FixtureError) as error:
+        load(skill,
+             domain_case("a", allowed_domains=["ok.test", "bad host", "-x.test", "a_b.test"]),
+             domain_case("b", expected={"disallowed_domains": []}),
+             domain_case("c", allowed_domains=["x.test"],
+                         expected={"allowed_domains": ["x.test"]}),
+             domain_case("d", allowed_domains=["x.test"], disallowed_domains=["X.test"]),
+             domain_case("e", disallowed_domains=["fe80::1::2"]),
+             domain_case("f", expected={"allowed_domains": "x.test"}),
+             domain_case("g", disallowed_domains=["x.test", "x.test"]))
+    text = str(error.value)
+    assert "/cases/2/allowed_domains/1: \"bad host\" is not a host name" in text
+    assert "/cases/2/allowed_domains/2: \"-x.test\" is not a host name" in text
+    assert "/cases/2/allowed_domains/3: \"a_b.test\" is not a host name" in text
+    assert "/cases/3/expected/disallowed_domains: [] should be non-empty" in text
+    assert ("/cases/4/allowed_domains: allowed_domains is given both on the case and in "
+            "expected; keep one") in text
+    assert "/cases/5/disallowed_domains/0: 'X.test' is both allowed and disallowed" in text
+    assert "/cases/6/disallowed_domains/0: 'fe80::1::2' is not a valid IPv6 address" in text
+    assert "/cases/7/expected/allowed_domains: \"x.test\" is a string, expected array" in text
+    assert "/cases/8/disallowed_domains: " in text and "non-unique" in text
+    assert "ok.test" not in text
+
+
+def test_good_entries_load(skill: Skill) -> None:
+    entries = ["example.com", "*.example.com", "a-b.c0.example", "127.0.0.1", "::1",
+               "LOCALHOST", "x" * 63 + ".test"]
+    fixture = load(skill, domain_case(allowed_domains=entries))
+    assert fixture.case("net").expected["allowed_domains"] == entries
+
+
+# ---------------------------------------------------------------------------------------------
+# Real clients through the real plugin
+# ---------------------------------------------------------------------------------------------
+
+
+URLLIB = """
+import sys, urllib.error, urllib.request
+for url in sys.argv[1:]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            print(response.status, response.read().decode().strip())
+    except urllib.error.HTTPError as exc:
+        print("status", exc.code, exc.read().decode().strip())
+    except urllib.error.URLError as exc:
+        print("refused:", exc.reason)
+"""
+
+TUNNEL = """
+import http.client, os, sys, urllib.parse
+proxy = urllib.parse.urlsplit(os.environ["HTTPS_PROXY"])
+connection = http.client.HTTPConnection(proxy.hostname, proxy.port, timeout=10)
+connection.set_tunnel(sys.argv[1], int(sys.argv[2]))
+connection.request("GET", "/through-the-tunnel")
+response = connection.getresponse()
+print(response.status, response.read().decode().strip())
+"""
+
+HANG_IN_A_TUNNEL = """
+import os, socket, sys, time, urllib.parse
+proxy = urllib.parse.urlsplit(os.environ["HTTPS_PROXY"])
+tunnel = socket.create_connection((proxy.hostname, proxy.port), timeout=10)
+tunnel.sendall(f"CONNECT allowed.test:{sys.argv[1]} HTTP/1.1\\r\\n\\r\\n".encode())
+print(tunnel.recv(100).decode().splitlines()[0], flush=True)
+time.sleep(60)
+"""
+
+SHOW_ENV = """
+import os
+for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
+             "all_proxy", "NO_PROXY", "no_proxy", "AGENTIC_EVALS_PROXY_HOSTS"):
+    print(name, os.environ.get(name, "MISSING"))
+"""
+
+
+def net_case(name: str, command: list[str], expected: dict[str, Any],
+             **keys: Any) -> dict[str, Any]:
+    return {"name": name, "type": "positive", "required": False, "command": command,
+            "expected": {"exit_code": 0, **expected}, **keys}
+
+
+def curl(*args: str) -> list[str]:
+    return [CURL or "curl", "-sS", "--max-time", "10", *args]
+
+
+def python(script: str, *args: str) -> list[str]:
+    return [sys.executable, "-c", script, *args]
+
+
+def domain_cases(port: int) -> list[dict[str, Any]]:
+    def url(host: str, path: str = "/") -> str:
+        return f"http://{host}:{port}{path}"
+
+    return [
+        net_case("curl-allowed", curl(url("allowed.test", "/a"), url("api.allowed.test", "/b")),
+                 {"stdout_contains": ["hello from allowed.test /a",
+                                      "hello from api.allowed.test /b"]},
+                 allowed_domains=["allowed.test"]),
+        net_case("curl-disallowed", curl(url("evil.test")),
+                 {"stdout_contains": ["evil.test refused"], "disallowed_domains": ["evil.test"]}),
+        net_case("curl-unlisted", curl(url("allowed.test", "/ok"), url("other.test")),
+                 {"stdout_contains": ["hello from allowed.test /ok", "not in allowed_domains"]},
+                 allowed_domains=["allowed.test"]),
+        net_case("curl-nothing-allowed", curl(url("allowed.test")), {}, allowed_domains=[]),
+        net_case("curl-connect-allowed", curl("-p", url("allowed.test", "/tunnelled")),
+                 {"stdout_contains": ["hello from allowed.test /tunnelled"]},
+                 disallowed_domains=["evil.test"]),
+        net_case("curl-connect-disallowed", curl("-p", url("evil.test")),
+                 {"exit_code": 56, "stderr_contains": ["CONNECT tunnel failed, response 403"]},
+                 disallowed_domains=["evil.test"]),
+        net_case("curl-ignores-the-proxy", curl("--noproxy", "*", f"http://127.0.0.1:{port}/d"),
+                 {"stdout_contains": ["hello from 127.0.0.1 /d"]},
+                 allowed_domains=["allowed.test"]),
+        net_case("urllib-allowed", python(URLLIB, url("allowed.test", "/u")),
+                 {"stdout_contains": ["200 hello from allowed.test /u"]},
+                 allowed_domains=["allowed.test"]),
+        net_case("urllib-disallowed", python(URLLIB, url("allowed.test"), url("evil.test")),
+                 {"stdout_contains": ["status 403"]},
+                 allowed_domains=["allowed.test"], disallowed_domains=["evil.test"]),
+        net_case("urllib-https-refused", python(URLLIB, f"https://evil.test:{port}/"),
+                 {"stdout_contains": ["refused: Tunnel connection failed: 403"]},
+                 disallowed_domains=["evil.test"]),
+        net_case("urllib-tunnel-allowed", python(TUNNEL, "allowed.test", str(port)),
+                 {"stdout_contains": ["200 hello from allowed.test /through-the-tunnel"]},
+                 allowed_domains=["allowed.test"]),
+        net_case("environment", python(SHOW_ENV),
+                 {"stdout_matches": [rf"(?m)^{name} http://127\.0\.0\.1:\d+$"
+                                     for name in dm.PROXY_VARIABLES],
+                  "stdout_contains": ["NO_PROXY MISSING", "no_proxy MISSING",
+                                      "AGENTIC_EVALS_PROXY_HOSTS MISSING"]},
+                 disallowed_domains=["evil.test"],
+                 env={"NO_PROXY": "*", "no_proxy": "*", "HTTP_PROXY": "http://127.0.0.1:9"}),
+        net_case("blocked-marker-cannot-hide-a-refusal",
+                 ["bash", "-c", f"echo SERVICE DOWN; curl -sS {url('evil.test')}; exit 3"],
+                 {"blocked_when_stdout_contains": ["SERVICE DOWN"]},
+                 disallowed_domains=["evil.test"]),
+        net_case("blocked-marker-without-refusal",
+                 ["bash", "-c", f"echo SERVICE DOWN; curl -sS {url('allowed.test')}; exit 3"],
+                 {"blocked_when_stdout_contains": ["SERVICE DOWN"]},
+                 disallowed_domains=["evil.test"]),
+        net_case("times-out-inside-a-tunnel", python(HANG_IN_A_TUNNEL, str(port)),
+                 {"stdout_contains": ["200 Connection established"]},
+                 allowed_domains=["allowed.test"], timeout_seconds=1),
+        net_case("no-rules", curl("--noproxy", "*", f"http://127.0.0.1:{port}/n"),
+                 {"stdout_contains": ["hello from 127.0.0.1 /n"]}),
+    ]
+
+
+def validated(path: Path) -> dict[str, Any]:
+    from referencing import Registry, Resource
+
+    report: dict[str, Any] = json.loads(path.read_text())
+    schema = json.loads(schema_text("report"))
+    registry = Registry().with_resources([(schema["$id"], Resource.from_contents(schema))])
+    name = "session_report" if "fixtures" in report else "report"
+    jsonschema.Draft202012Validator(json.loads(schema_text(name)),
+                                    registry=registry).validate(report)
+    return report
+
+
+@needs_curl
+@pytest.mark.usefixtures("local_names")
+@pytest.mark.parametrize("mode", MODES)
+def test_real_clients_through_the_plugin(
+    pytester: pytest.Pytester, origin: int, mode: list[str]
+) -> None:
+    data = skill_fixture()
+    data["cases"] += domain_cases(origin)
+    make_skill(pytester, data)
+    report_path = pytester.path / "report.json"
+    argv = ["--agentic-evals", "--agentic-evals-report", str(report_path), "-p",
+            "no:cacheprovider", "-p", "no:randomly", *mode]
+    result = (pytester.runpytest_subprocess(*argv, timeout=240) if mode
+              else pytester.runpytest(*argv))
+    report = validated(report_path)
+    if not mode:  # the trials ran in this process: every proxy stopped, timeouts included
+        assert proxy_threads() == []
+    cases = {case["name"]: case for case in report["cases"]}
+    outcomes = {name: [t["outcome"] for t in case["trials"]] for name, case in cases.items()}
+    assert outcomes == {
+        "greets": ["PASS", "PASS"],
+        "refuses-empty-name": ["PASS", "PASS"],
+        "curl-allowed": ["PASS", "PASS"],
+        "curl-disallowed": ["FAIL", "FAIL"],
+        "curl-unlisted": ["FAIL", "FAIL"],
+        "curl-nothing-allowed": ["FAIL", "FAIL"],
+        "curl-connect-allowed": ["PASS", "PASS"],
+        "curl-connect-disallowed": ["FAIL", "FAIL"],
+        "curl-ignores-the-proxy": ["PASS", "PASS"],
+        "urllib-allowed": ["PASS", "PASS"],
+        "urllib-disallowed": ["FAIL", "FAIL"],
+        "urllib-https-refused": ["FAIL", "FAIL"],
+        "urllib-tunnel-allowed": ["PASS", "PASS"],
+        "environment": ["PASS", "PASS"],
+        "blocked-marker-cannot-hide-a-refusal": ["FAIL", "FAIL"],
+        "blocked-marker-without-refusal": ["BLOCKED", "BLOCKED"],
+        "times-out-inside-a-tunnel": ["FAIL", "FAIL"],
+        "no-rules": ["PASS", "PASS"],
+    }
+
+    def seen(name: str) -> dict[str, Any]:
+        trials = [trial["domains"] for trial in cases[name]["trials"]]
+        assert all(d is not None and d["enforced"] and d["reason"] is None for d in trials)
+        assert all(d["proxy"].startswith("http://127.0.0.1:") for d in trials)
+        first = {k: v for k, v in trials[0].items() if k != "proxy"}
+        assert all({k: v for k, v in d.items() if k != "proxy"} == first for d in trials)
+        return first
+
+    def refusals(name: str) -> list[tuple[str, str, str]]:
+        return [(v["host"], v["rule"], v["method"]) for v in seen(name)["violations"]]
+
+    allowed = seen("curl-allowed")
+    assert allowed["contacted"] == ["allowed.test", "api.allowed.test"]
+    assert allowed["violations"] == [] and allowed["requests"] == 2
+    assert allowed["allowed"] == ["allowed.test"] and allowed["disallowed"] == []
+    assert allowed["local_hosts"] == dict.fromkeys(TEST_HOSTS, "127.0.0.1")
+    assert refusals("curl-disallowed") == [("evil.test", "disallowed_domains", "GET")]
+    assert seen("curl-disallowed")["contacted"] == ["evil.test"]
+    assert seen("curl-unlisted")["contacted"] == ["allowed.test", "other.test"]
+    assert refusals("curl-unlisted") == [("other.test", "allowed_domains", "GET")]
+    assert refusals("curl-nothing-allowed") == [("allowed.test", "allowed_domains", "GET")]
+    assert seen("curl-connect-allowed")["contacted"] == ["allowed.test"]
+    assert refusals("curl-connect-allowed") == []
+    assert refusals("curl-connect-disallowed") == [("evil.test", "disallowed_domains",
+                                                    "CONNECT")]
+    # The limit, stated honestly: a client that skips the proxy is not seen at all.
+    ignored = seen("curl-ignores-the-proxy")
+    assert ignored["contacted"] == [] and ignored["requests"] == 0
+    assert "ignores HTTP_PROXY" in ignored["note"]
+    assert seen("urllib-allowed")["contacted"] == ["allowed.test"]
+    assert seen("urllib-disallowed")["contacted"] == ["allowed.test", "evil.test"]
+    assert refusals("urllib-disallowed") == [("evil.test", "disallowed_domains", "GET")]
+    assert refusals("urllib-https-refused") == [("evil.test", "disallowed_domains", "CONNECT")]
+    assert seen("urllib-tunnel-allowed")["contacted"] == ["allowed.test"]
+    assert refusals("urllib-tunnel-allowed") == []
+    assert seen("environment")["contacted"] == []
+    assert refusals("blocked-marker-cannot-hide-a-refusal") == [
+        ("evil.test", "disallowed_domains", "GET")]
+    assert seen("times-out-inside-a-tunnel")["contacted"] == ["allowed.test"]
+    assert cases["times-out-inside-a-tunnel"]["problems"][0] == (
+        "trial 1: timed out after 1s; the process group was killed")
+    assert all(trial["domains"] is None for trial in cases["no-rules"]["trials"])
+    assert all(trial["domains"] is None for trial in cases["greets"]["trials"])
+
+    assert cases["curl-disallowed"]["problems"] == [  # the same in both trials: listed once
+        "trial 1: disallowed_domains: contacted disallowed domain evil.test "
+        "(matches 'evil.test'); the proxy refused it",
+    ]
+    assert any("allowed_domains: contacted other.test, which is not in allowed_domains"
+               in problem for problem in cases["curl-unlisted"]["problems"])
+    assert not any(p.startswith("trial 1: blocked") for p in
+                   cases["blocked-marker-cannot-hide-a-refusal"]["problems"])
+    assert not cases["curl-disallowed"]["infrastructure_failure"]
+    assert "contacted disallowed domain evil.test" in result.stdout.str()
+
+
+def runnable_skill(skill: Skill, port: int, *, disallowed_required: bool) -> Path:
+    data = skill_fixture()
+    data["cases"] += [
+        {**net_case("fetches-allowed", curl("-f", f"http://allowed.test:{port}/"),
+                    {"stdout_contains": ["hello from allowed.test"]},
+                    allowed_domains=["allowed.test"]), "required": True},
+        {**net_case("fetches-disallowed", curl(f"http://evil.test:{port}/"), {},
+                    disallowed_domains=["evil.test"]), "required": disallowed_required},
+    ]
+    return skill.write(data)
+
+
+@needs_curl
+@pytest.mark.usefixtures("local_names")
+def test_the_cli_exits_1_on_a_refused_host_and_0_when_none(skill: Skill, origin: int) -> None:
+    fixture = runnable_skill(skill, origin, disallowed_required=True)
+    output = skill.root / "report.json"
+    failing = run_cli("run", str(fixture), "--output", str(output), "--", "-n", "2",
+                      cwd=skill.root)
+    assert failing.returncode == 1, failing.stderr
+    report = validated(output)
+    cases = {case["name"]: case for case in report["cases"]}
+    assert report["readiness"] != "READY"
+    assert cases["fetches-disallowed"]["outcome"] == "FAIL"
+    assert cases["fetches-allowed"]["outcome"] == "PASS"
+    assert json.loads(failing.stdout)["readiness"] == report["readiness"]
+
+    fixture = runnable_skill(skill, origin, disallowed_required=False)
+    # Not required, and never contacting evil.test: the same fixture is READY without it.
+    data = json.loads(fixture.read_text())
+    data["cases"][-1]["command"] = curl(f"http://allowed.test:{origin}/")
+    skill.write(data)
+    passing = run_cli("run", str(fixture), "--output", str(output), cwd=skill.root)
+    assert passing.returncode == 0, passing.stderr
+    report = validated(output)
+    assert report["readiness"] == "READY"
+    assert [t["domains"]["contacted"] for t in report["cases"][-1]["trials"]] == [
+        ["allowed.test"], ["allowed.test"]]
+
+
+@needs_curl
+def test_a_proxy_that_cannot_start_fails_the_trial_without_running_it(
+    skill: Skill, origin: int, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv(dm.LOCAL_HOSTS_VARIABLE, "allowed.test=192.0.2.1")  # not loopback
+    ran = tmp_path / "ran"
+    data = skill_fixture()
+    data["cases"].append(net_case(
+        "guarded", ["bash", "-c", f"touch {ran}; curl -sS http://allowed.test:{origin}/"],
+        {}, allowed_domains=["allowed.test"], required=True))
+    output = skill.root / "report.json"
+    result = run_cli("run", str(skill.write(data)), "--output", str(output), cwd=skill.root)
+    assert result.returncode == 1, result.stderr
+    case = validated(output)["cases"][-1]
+    assert case["outcome"] == "FAIL" and case["infrastructure_failure"]
+    for trial in case["trials"]:
+        assert trial["exit_code"] is None and trial["infrastructure"]
+        assert trial["domains"]["enforced"] is False
+        assert "not a loopback address" in trial["domains"]["reason"]
+        assert trial["problems"] == [f"could not start the domain proxy: "
+                                     f"{trial['domains']['reason'].split(': ', 1)[1]}"]
+    assert not ran.exists()  # the command never ran unguarded

@@ -1,0 +1,193 @@
+"""Reused trial directories: cheaper trials, and never a trace of an earlier trial."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_agentic_evals.fixture import load_fixture
+from pytest_agentic_evals.trialdirs import TrialDirs, record_tree
+
+from conftest import MODES, Skill, make_skill, skill_fixture
+
+
+def run(pytester: pytest.Pytester, mode: list[str]) -> tuple[pytest.RunResult, dict[str, Any]]:
+    report = pytester.path / "report.json"
+    argv = ["--agentic-evals", "--agentic-evals-report", str(report), "-p", "no:cacheprovider",
+            *mode]
+    result = (pytester.runpytest_subprocess(*argv, timeout=240) if mode
+              else pytester.runpytest(*argv))
+    return result, json.loads(report.read_text())
+
+
+def trials_of(report: dict[str, Any], case: str) -> list[dict[str, Any]]:
+    return next(c for c in report["cases"] if c["name"] == case)["trials"]
+
+
+# Each case changes the workspace in a way the next trial would notice, in the same size where
+# that matters: a reused directory that hid any of these would fail a later trial.
+TAMPERING = {
+    "overwrites-same-size": "grep -qx original ../data.txt && printf 'ORIGINAL\\n' > ../data.txt",
+    "creates-a-file": "test ! -e ../leftover && touch ../leftover",
+    "removes-a-file": "test -e ../data.txt && rm ../data.txt",
+    "changes-a-mode": "test -x ../run.sh && chmod a-x ../run.sh",
+    "renames-a-file": "test -e ../data.txt && mv ../data.txt ../moved.txt",
+    "fills-scratch": 'test ! -e "$AGENTIC_EVALS_TRIAL_DIR/mine" && '
+                     'touch "$AGENTIC_EVALS_TRIAL_DIR/mine"',
+}
+
+
+def tampering_fixture() -> dict[str, Any]:
+    data = skill_fixture(trials=3)
+    data["cases"] += [
+        {"name": name, "type": "positive", "command": ["sh", "-c", script],
+         "expected": {"exit_code": 0}}
+        for name, script in TAMPERING.items()
+    ]
+    # Read-only trials between the tampering ones: they are the ones that reuse directories.
+    data["cases"] += [
+        {"name": f"reads-{n}", "type": "positive", "command": ["sh", "-c",
+         "grep -qx original ../data.txt && test -x ../run.sh && test ! -e ../leftover "
+         "&& test ! -e ../moved.txt && stat -c 'inode %i' ../data.txt"],
+         "expected": {"exit_code": 0}}
+        for n in range(3)
+    ]
+    return data
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_no_trial_sees_what_an_earlier_trial_changed(
+    pytester: pytest.Pytester, mode: list[str]
+) -> None:
+    make_skill(pytester, tampering_fixture())
+    (pytester.path / "data.txt").write_text("original\n")
+    result, report = run(pytester, mode)
+    assert result.ret == 0, result.stdout.str()
+    assert report["readiness"] == "READY"
+    # The originals are untouched too.
+    assert (pytester.path / "data.txt").read_text() == "original\n"
+    assert not (pytester.path / "leftover").exists()
+
+
+def test_read_only_trials_reuse_one_directory(pytester: pytest.Pytester) -> None:
+    make_skill(pytester, tampering_fixture())
+    (pytester.path / "data.txt").write_text("original\n")
+    result, report = run(pytester, [])
+    assert result.ret == 0, result.stdout.str()
+    inodes = [trial["stdout"]["head"]
+              for n in range(3) for trial in trials_of(report, f"reads-{n}")]
+    # Nine read-only trials in one process: copies are made only after tampering trials, so
+    # most of them ran in a directory an earlier trial had left untouched.
+    assert len(set(inodes)) < len(inodes) // 2, inodes
+
+
+def test_a_change_to_the_skill_reaches_the_next_trial(pytester: pytest.Pytester) -> None:
+    # Each trial reads the skill's data, then appends to the original outside its workspace,
+    # as an in-place case or a person editing the skill during a run would.
+    original = pytester.path / "data.txt"
+    original.write_text("")
+    data = skill_fixture(trials=4)
+    data["cases"].append({
+        "name": "counts", "type": "positive",
+        "command": ["sh", "-c",
+                    f"bash ../run.sh x >/dev/null && wc -l < ../data.txt; echo x >> {original}"],
+        "expected": {"exit_code": 0}})
+    make_skill(pytester, data)
+    result, report = run(pytester, [])
+    assert result.ret == 0, result.stdout.str()
+    seen = [int(trial["stdout"]["head"]) for trial in trials_of(report, "counts")]
+    assert sorted(seen) == [0, 1, 2, 3]
+
+
+def test_a_failed_trial_keeps_its_own_directory(pytester: pytest.Pytester) -> None:
+    data = skill_fixture(trials=3)
+    data["cases"].append({
+        "name": "fails-first", "type": "positive",
+        "command": ["sh", "-c", 'bash ../run.sh "trial $AGENTIC_EVALS_TRIAL" > ../evidence.txt; '
+                    'test "$AGENTIC_EVALS_TRIAL" != 1'],
+        "expected": {"exit_code": 0}})
+    make_skill(pytester, data)
+    result, report = run(pytester, [])
+    assert result.ret == 1
+    failed = trials_of(report, "fails-first")[0]
+    assert failed["outcome"] == "FAIL" and failed["workspace"]["kept"]
+    assert (Path(failed["workspace"]["root"]) / "evidence.txt").read_text() == "hello, trial 1\n"
+    assert (Path(failed["output_dir"]) / "stdout").exists()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_nothing_of_passing_trials_outlives_the_session(
+    pytester: pytest.Pytester, mode: list[str]
+) -> None:
+    make_skill(pytester, skill_fixture(trials=3))
+    result, report = run(pytester, mode)
+    assert result.ret == 0, result.stdout.str()
+    roots = [Path(t["workspace"]["root"]) for c in report["cases"] for t in c["trials"]]
+    assert roots and not any(root.parent.exists() for root in roots)
+    run_dir = roots[0].parents[3]
+    assert not any((run_dir / ".spares").glob("*"))
+
+
+# -- the rule itself, without a session ------------------------------------------------------
+
+
+@pytest.fixture
+def prepared(tmp_path: Path) -> tuple[TrialDirs, Any, Path]:
+    skill = Skill(tmp_path / "skill")
+    (skill.root / "data.txt").write_text("original\n")
+    fixture = load_fixture(skill.fixture())
+    dirs = TrialDirs(tmp_path / "run")
+    return dirs, fixture, tmp_path / "run" / "trial"
+
+
+def test_an_untouched_directory_is_kept_for_the_next_trial(
+    prepared: tuple[TrialDirs, Any, Path],
+) -> None:
+    dirs, fixture, trial_dir = prepared
+    workspace, lease = dirs.prepare(fixture, fixture.cases[0], trial_dir)
+    inode = (workspace.root / "data.txt").stat().st_ino
+    dirs.mark_start(trial_dir / "scratch", lease)
+    dirs.release(trial_dir, lease)
+    again, _ = dirs.prepare(fixture, fixture.cases[0], trial_dir.with_name("next"))
+    assert (again.root / "data.txt").stat().st_ino == inode
+    dirs.close()
+
+
+def test_a_same_size_write_right_after_the_start_is_undone(
+    prepared: tuple[TrialDirs, Any, Path],
+) -> None:
+    dirs, fixture, trial_dir = prepared
+    workspace, lease = dirs.prepare(fixture, fixture.cases[0], trial_dir)
+    before = record_tree(workspace.root)
+    untouched_inode = (workspace.root / "run.sh").stat().st_ino
+    dirs.mark_start(trial_dir / "scratch", lease)
+    # Within microseconds of the start, in the same coarse clock tick: same size, same name.
+    (workspace.root / "data.txt").write_text("ORIGINAL\n")
+    (workspace.root / "added.txt").write_text("mine\n")
+    assert record_tree(workspace.root) != before
+    dirs.release(trial_dir, lease)
+    again, _ = dirs.prepare(fixture, fixture.cases[0], trial_dir.with_name("next"))
+    assert (again.root / "data.txt").read_text() == "original\n"
+    assert not (again.root / "added.txt").exists()
+    # Repaired, not copied again: what the trial did not touch is the same file.
+    assert (again.root / "run.sh").stat().st_ino == untouched_inode
+    dirs.close()
+
+
+def test_a_directory_changed_in_itself_is_not_reused(
+    prepared: tuple[TrialDirs, Any, Path],
+) -> None:
+    dirs, fixture, trial_dir = prepared
+    workspace, lease = dirs.prepare(fixture, fixture.cases[0], trial_dir)
+    untouched_inode = (workspace.root / "run.sh").stat().st_ino
+    dirs.mark_start(trial_dir / "scratch", lease)
+    (workspace.root / "fixtures").chmod(0o700)
+    dirs.release(trial_dir, lease)
+    again, _ = dirs.prepare(fixture, fixture.cases[0], trial_dir.with_name("next"))
+    assert (again.root / "run.sh").stat().st_ino != untouched_inode  # a fresh copy
+    assert (again.root / "fixtures").stat().st_mode & 0o777 != 0o700
+    dirs.close()
+    assert not trial_dir.exists()
