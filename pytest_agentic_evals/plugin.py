@@ -9,6 +9,7 @@ serial run does.
 from __future__ import annotations
 
 import argparse
+import fcntl
 import fnmatch
 import os
 import uuid
@@ -33,8 +34,9 @@ from .report import (
 )
 from .summary import fixture_reports, markdown, terminal_lines
 from .trial import BLOCKED, FAIL, RunSettings, TrialResult, run_trial
+from .trialdirs import TrialDirs
 from .verdicts import fixture_gate
-from .workspace import new_run_dir, runs_root
+from .workspace import IN_USE_MARKER, new_run_dir, runs_root
 
 STATE_KEY = pytest.StashKey["AgenticEvalsSession"]()
 CATALOG_KEY = "agentic_evals_catalog"
@@ -106,6 +108,12 @@ def pytest_configure(config: pytest.Config) -> None:
     enabled, _ = _setting(config, "agentic_evals")
     if not enabled:
         return
+    if getattr(config.option, "dist", None) == "each":
+        # Every worker would run every trial, and a trial is one piece of evidence, not n.
+        raise pytest.UsageError(
+            "--agentic-evals: --dist each runs every trial on every worker; use -n N or "
+            "--dist load (set the number of trials with --agentic-evals-trials)"
+        )
     state = AgenticEvalsSession(config)
     config.stash[STATE_KEY] = state
     config.pluginmanager.register(state, "agentic-evals-session")
@@ -153,6 +161,10 @@ class AgenticEvalsSession:
         if self.is_worker:
             run_dir = runs_root() / f"run-{self.run_id}"
             run_dir.mkdir(parents=True, exist_ok=True)
+            # On a host of its own (--tx ssh=..., socket=...) no controller marks this run in
+            # use: the worker does, or a run starting there meanwhile could prune it.
+            self.run_dir_in_use = open(run_dir / IN_USE_MARKER, "a")  # noqa: SIM115
+            fcntl.flock(self.run_dir_in_use, fcntl.LOCK_SH)
         else:
             run_dir, self.run_dir_in_use = new_run_dir(self.run_id)
         timeout = _number(config, "agentic_evals_timeout", float, 0.001)
@@ -160,6 +172,7 @@ class AgenticEvalsSession:
             run_id=self.run_id,
             run_dir=run_dir,
             keep_passed_workspaces=bool(config.getoption("agentic_evals_keep_workspaces")),
+            trial_dirs=TrialDirs(run_dir),
             **({"default_timeout": timeout} if timeout else {}),
         )
         self.trials_override: int | None = _number(config, "agentic_evals_trials", int, 1)
@@ -175,6 +188,8 @@ class AgenticEvalsSession:
         # nodeid of a fixture file -> {"path", "trials", "selected": {case: [trials]}}
         self.catalog: dict[str, dict[str, Any]] = {}
         self.unknown_cases: set[str] = set()
+        # nodeid of a fixture file -> sha256 of the copies the workers collected
+        self.worker_hashes: dict[str, set[str]] = defaultdict(set)
         self.results: dict[str, dict[tuple[str, int], TrialResult]] = defaultdict(dict)
         self.reports: list[dict[str, Any]] = []
         self.session_report: dict[str, Any] | None = None
@@ -233,6 +248,7 @@ class AgenticEvalsSession:
                 "path": str(fixture.path), "trials": self.trials_for(fixture), "selected": {},
                 # The controller reloads the fixture without the conftest files of its folder.
                 "expectation_schemas": self.expectation_schemas.get(nodeid, {}),
+                "sha256": fixture.sha256,
             }
         for item in session.items:
             if isinstance(item, TrialItem):
@@ -246,6 +262,8 @@ class AgenticEvalsSession:
     def merge_catalog(self, catalog: dict[str, Any]) -> None:
         for nodeid, entry in catalog["fixtures"].items():
             self.catalog.setdefault(nodeid, entry)
+            if entry.get("sha256"):
+                self.worker_hashes[nodeid].add(entry["sha256"])
         self.unknown_cases |= set(catalog["unknown_cases"])
 
     # -- results -----------------------------------------------------------------------
@@ -306,10 +324,20 @@ class AgenticEvalsSession:
                     schemas = entry.get("expectation_schemas")
                     if schemas is None:
                         schemas = extra_schemas(self.kinds_from(self.config.hook))
-                    fixture = load_fixture(entry["path"], schemas)
+                    # A worker on another host names a path of its own file system; node ids
+                    # are relative to the rootdir on every host, so read the controller's copy.
+                    local = self.config.rootpath / nodeid
+                    fixture = load_fixture(local if local.is_file() else entry["path"], schemas)
                 except FixtureError as exc:
                     self.gate_failures.append(exc.describe())
                     continue
+            other = sorted(h[:12] for h in self.worker_hashes.get(nodeid, set()) - {fixture.sha256})
+            if other:  # the trials were run against another fixture than the one judging them
+                self.gate_failures.append(
+                    f"{nodeid}: the workers ran another version of this fixture (sha256 "
+                    f"{', '.join(other)}) than the controller's (sha256 {fixture.sha256[:12]})"
+                )
+                continue
             report = build_fixture_report(
                 fixture, self.results.get(nodeid, {}), entry["selected"],
                 run_id=self.run_id, trial_count=entry["trials"] or self.trials_for(fixture),
@@ -354,6 +382,8 @@ class AgenticEvalsSession:
                 )
 
     def pytest_unconfigure(self) -> None:
+        if self.settings.trial_dirs is not None:
+            self.settings.trial_dirs.close()  # nothing of a passing trial outlives the session
         if self.run_dir_in_use is not None:
             self.run_dir_in_use.close()  # the run is over: its directory may now be pruned
 
