@@ -19,7 +19,7 @@ from typing import Any
 from . import regressions, skills
 from .expectations import ExpectationKind, builtin_kinds
 from .fixture import Fixture, FixtureError, load_fixture, schema_text
-from .report import report_problems, write_json_atomically, write_text_atomically
+from .report import json_text, report_problems, write_json_atomically, write_text_atomically
 from .summary import markdown, terminal_lines
 from .trial import DEFAULT_TIMEOUT_SECONDS, RunSettings
 from .workspace import new_run_dir
@@ -130,7 +130,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if report is None:
         print(f"agentic-evals: no report was produced (pytest exited {status})", file=sys.stderr)
         return EXIT_INTERRUPTED if status in (2, EXIT_INTERRUPTED) else EXIT_INPUT
-    print(json.dumps(report, indent=2, ensure_ascii=False))
+    print(json_text(report), end="")
     if args.output:
         write_json_atomically(args.output, report)
         print(f"report: {args.output}", file=sys.stderr)
@@ -180,7 +180,7 @@ def _interrupted(report: dict[str, Any]) -> bool:
 def _emit(report: dict[str, Any], args: argparse.Namespace, lines: list[str]) -> None:
     """A table for a person on stdout (or the JSON with --json), the JSON at --output."""
     if args.json:
-        print(json.dumps(report, indent=2, ensure_ascii=False))
+        print(json_text(report), end="")
     else:
         for line in lines:
             print(line)
@@ -406,7 +406,7 @@ def cmd_audit_skills(args: argparse.Namespace) -> int:
     if args.format == "table":
         print("\n".join(lines))
     else:
-        print(json.dumps(report, indent=2, ensure_ascii=False))
+        print(json_text(report), end="")
         print("\n".join(lines), file=sys.stderr)
     if args.output:
         write_json_atomically(args.output, report)
@@ -458,7 +458,7 @@ def cmd_scaffold_fixture(args: argparse.Namespace) -> int:
         message = exc.describe() if isinstance(exc, FixtureError) else exc.strerror
         print(f"{target}: scaffold not written: {message}", file=sys.stderr)
         return EXIT_INPUT
-    print(json.dumps(data, indent=2, ensure_ascii=False))
+    print(json_text(data), end="")
     print(f"wrote {target} (eval_kind scaffold, cases: "
           f"{', '.join(case['name'] for case in data['cases'])})", file=sys.stderr)
     return EXIT_OK
@@ -498,7 +498,7 @@ def cmd_apply_scaffolds(args: argparse.Namespace) -> int:
         receipt["created"].append(entry)
     receipt["summary"] = {key: len(receipt[key])
                           for key in ("created", "skipped", "dry_run", "errors")}
-    print(json.dumps(receipt, indent=2, ensure_ascii=False))
+    print(json_text(receipt), end="")
     summary = receipt["summary"]
     print(f"{receipt['mode']}: {summary['created']} created, {summary['dry_run']} would be "
           f"created, {summary['skipped']} skipped, {summary['errors']} error(s)",

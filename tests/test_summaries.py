@@ -168,3 +168,21 @@ def test_written_files_get_the_mode_of_any_new_file(tmp_path: Path) -> None:
         os.umask(previous)
     assert stat.S_IMODE(target.stat().st_mode) == 0o644
     assert json.loads(target.read_text()) == {"readiness": "READY"}
+
+
+def test_reports_are_indented_json_with_one_trial_per_line(tmp_path: Path) -> None:
+    report = {"readiness": "READY", "cases": [
+        {"name": "greets", "problems": [], "trials": [
+            {"trial": 1, "outcome": "PASS", "stdout": {"head": "hello\n", "bytes": 6}},
+            {"trial": 2, "outcome": "FAIL", "problems": ["exit code 1, expected 0"]}]}]}
+    target = tmp_path / "report.json"
+    write_json_atomically(target, report)
+    text = target.read_text()
+    assert json.loads(text) == report
+    lines = text.splitlines()
+    assert '        {"trial": 1, "outcome": "PASS", "stdout": {"head": "hello\\n", "bytes": 6}},' \
+        in lines
+    # Everything but the trials is laid out as json.dumps(indent=2) lays it out.
+    without_trials = {"readiness": "READY", "cases": [{"name": "greets", "problems": []}]}
+    write_json_atomically(target, without_trials)
+    assert target.read_text() == json.dumps(without_trials, indent=2) + "\n"
