@@ -20,7 +20,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -41,6 +41,7 @@ from .fixture import (
     schema_text,
 )
 from .problems import InputError, Problem, explain_schema_error, pointer_for, shown_value
+from .schemacheck import Check, compile_check
 
 PLAN_SCHEMA = "agentic_evals.journey_plan.v1"
 REQUIREMENTS_SCHEMA = "agentic_evals.requirements.v1"
@@ -312,188 +313,10 @@ def _expected_validator() -> Draft202012Validator:
     return Draft202012Validator(_expected_schema(None))
 
 
-# ---------------------------------------------------------------------------------------------
-# A compiled subset of JSON Schema, for big documents
-# ---------------------------------------------------------------------------------------------
-
-Check = Callable[[Any], bool]
-# ``format`` asserts nothing unless a format checker is asked for, and none is.
-_ANNOTATIONS = frozenset({"description", "title", "$schema", "$id", "$defs", "default",
-                          "examples", "format", "$comment"})
-_TYPES: dict[str, Check] = {
-    "object": lambda v: type(v) is dict,
-    "array": lambda v: type(v) is list,
-    "string": lambda v: type(v) is str,
-    "boolean": lambda v: type(v) is bool,
-    "integer": lambda v: type(v) is int,
-    "number": lambda v: type(v) in (int, float),
-    "null": lambda v: v is None,
-}
-
-
-class _Unsupported(Exception):
-    """A keyword the compiled check does not implement: use jsonschema alone."""
-
-
 @cache
 def _fast_validator(name: str) -> Check | None:
-    """A predicate that is true only for documents the schema accepts, or None.
-
-    It may reject a valid document (then jsonschema has the last word), never accept an
-    invalid one: every keyword it knows is implemented exactly, or more strictly (an integer
-    must be a Python int, unique items must be strings), and an unknown keyword disables it.
-    """
-    schema = _schema(name)
-    try:
-        return _compile(schema, schema.get("$defs", {}), {})
-    except _Unsupported:
-        return None
-
-
-def _compile(schema: Any, defs: Mapping[str, Any], done: dict[str, Check]) -> Check:
-    if schema is True:
-        return lambda value: True
-    if schema is False or not isinstance(schema, dict):
-        return lambda value: False
-    checks: list[Check] = []
-    groups = {"object": ("properties", "required", "additionalProperties"),
-              "array": ("items", "prefixItems", "minItems", "uniqueItems"),
-              "string": ("minLength", "maxLength", "pattern")}
-    kind = schema.get("type")
-    # A single type with keywords of its own group is checked by that group's function,
-    # which then refuses other types itself: one call per value instead of two.
-    folded: str | None = None
-    if isinstance(kind, str) and any(key in schema for key in groups.get(kind, ())):
-        folded = kind
-    for key in schema:
-        if key in _ANNOTATIONS or key in ("then", "else") or any(
-                key in group for group in groups.values()):
-            continue
-        if key == "$ref":
-            checks.append(_compile_ref(schema["$ref"], defs, done))
-        elif key == "type":
-            if folded is None:
-                names: list[Any] = kind if isinstance(kind, list) else [kind]
-                if not all(name in _TYPES for name in names):
-                    raise _Unsupported("type")
-                kinds = [_TYPES[name] for name in names]
-                checks.append(kinds[0] if len(kinds) == 1 else _any_of(kinds))
-        elif key in ("const", "enum"):
-            allowed = [schema["const"]] if key == "const" else list(schema["enum"])
-            if not all(isinstance(item, (str, bool)) for item in allowed):
-                raise _Unsupported(key)
-            checks.append(_one_of(allowed))
-        elif key == "if":
-            condition = _compile(schema["if"], defs, done)
-            then = _compile(schema.get("then", True), defs, done)
-            otherwise = _compile(schema.get("else", True), defs, done)
-            checks.append(_conditional(condition, then, otherwise))
-        else:
-            raise _Unsupported(key)
-    if any(key in schema for key in groups["object"]):
-        checks.append(_compile_object(schema, defs, done, strict=folded == "object"))
-    if any(key in schema for key in groups["array"]):
-        checks.append(_compile_array(schema, defs, done, strict=folded == "array"))
-    if any(key in schema for key in groups["string"]):
-        checks.append(_compile_string(schema, strict=folded == "string"))
-    if not checks:
-        return lambda value: True
-    if len(checks) == 1:
-        return checks[0]
-    if len(checks) == 2:
-        first, second = checks
-        return lambda value: first(value) and second(value)
-    return lambda value: all(check(value) for check in checks)
-
-
-def _any_of(kinds: list[Check]) -> Check:
-    return lambda value: any(kind(value) for kind in kinds)
-
-
-def _one_of(allowed: list[Any]) -> Check:
-    # JSON's types: true is not 1, so the Python type must match too.
-    return lambda value: any(type(value) is type(item) and value == item for item in allowed)
-
-
-def _conditional(condition: Check, then: Check, otherwise: Check) -> Check:
-    return lambda value: then(value) if condition(value) else otherwise(value)
-
-
-def _compile_ref(reference: str, defs: Mapping[str, Any], done: dict[str, Check]) -> Check:
-    if not reference.startswith("#/$defs/"):
-        raise _Unsupported("$ref")
-    name = reference.rsplit("/", 1)[1]
-    if name not in done:
-        done[name] = lambda value: False  # a recursive schema would need more; none is
-        done[name] = _compile(defs[name], defs, done)
-    return done[name]
-
-
-def _compile_object(schema: Mapping[str, Any], defs: Mapping[str, Any],
-                    done: dict[str, Check], strict: bool) -> Check:
-    properties = {key: _compile(sub, defs, done)
-                  for key, sub in schema.get("properties", {}).items()}
-    required = tuple(schema.get("required", ()))
-    additional = schema.get("additionalProperties", True)
-    extra = None if additional is True else _compile(additional, defs, done)
-
-    def check(value: Any) -> bool:
-        if type(value) is not dict:
-            return not strict
-        for key in required:
-            if key not in value:
-                return False
-        for key, item in value.items():
-            known = properties.get(key)
-            if known is not None:
-                if not known(item):
-                    return False
-            elif extra is not None and not extra(item):
-                return False
-        return True
-
-    return check
-
-
-def _compile_array(schema: Mapping[str, Any], defs: Mapping[str, Any],
-                   done: dict[str, Check], strict: bool) -> Check:
-    items = _compile(schema["items"], defs, done) if "items" in schema else None
-    prefix = [_compile(sub, defs, done) for sub in schema.get("prefixItems", ())]
-    minimum = int(schema.get("minItems", 0))
-    unique = bool(schema.get("uniqueItems", False))
-
-    def check(value: Any) -> bool:
-        if type(value) is not list:
-            return not strict
-        if len(value) < minimum:
-            return False
-        for position, item_check in enumerate(prefix[:len(value)]):
-            if not item_check(value[position]):
-                return False
-        if items is not None:
-            for item in value[len(prefix):]:
-                if not items(item):
-                    return False
-        # Only strings are compared: JSON's equality of other values is not Python's.
-        return not unique or (all(type(item) is str for item in value)
-                              and len(set(value)) == len(value))
-
-    return check
-
-
-def _compile_string(schema: Mapping[str, Any], strict: bool) -> Check:
-    shortest = int(schema.get("minLength", 0))
-    longest = schema.get("maxLength")
-    pattern = re.compile(schema["pattern"]).search if "pattern" in schema else None
-
-    def check(value: Any) -> bool:
-        if type(value) is not str:
-            return not strict
-        if len(value) < shortest or (longest is not None and len(value) > longest):
-            return False
-        return pattern is None or pattern(value) is not None
-
-    return check
+    """A predicate true only for documents the schema accepts, or None (see schemacheck)."""
+    return compile_check(_schema(name))
 
 
 # ---------------------------------------------------------------------------------------------

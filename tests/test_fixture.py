@@ -11,8 +11,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
 
-from pytest_agentic_evals.fixture import Fixture, FixtureError, load_fixture
+from pytest_agentic_evals.fixture import Fixture, FixtureError, fixture_schema, load_fixture
+from pytest_agentic_evals.schemacheck import compile_check
 
 from conftest import Skill, skill_fixture
 
@@ -380,3 +382,78 @@ def test_unknown_top_level_keys_are_errors(fixture_data: dict, skill: Skill) -> 
     found = pointers_of(skill.write({**fixture_data, "trails": 3}))
     assert "unknown key 'trails' (did you mean 'trials'?)" in found["/trails"]
     load_fixture(skill.write({**fixture_data, "$schema": "./agentic-eval.schema.json"}))
+
+
+# The compiled check of the fixture schema may refuse what the schema accepts (jsonschema then
+# has the last word), never the other way round. Mutations of real fixtures find the edges.
+_REAL_FIXTURES = [json.loads((Path(__file__).parent.parent / path).read_text()) for path in (
+    "fixtures/agentic_eval.json", "docs/examples/coreutils/agentic_eval.json",
+    "docs/examples/journeys/agentic_eval.json")]
+_SCALARS = st.one_of(
+    st.sampled_from(["", "x", "positive", "negative", "copy", "inplace", "deterministic",
+                     "live_e2e", "critical", "../run.sh", "ok", "a b", "-x", "/abs"]),
+    st.text(max_size=3), st.booleans(), st.integers(-2, 3), st.none(), st.just(0.5),
+    st.just(1.0), st.just([]), st.just({}), st.just(["x", "x"]), st.just([1]))
+_KEYS = st.sampled_from(["name", "type", "command", "expected", "exit_code", "trials",
+                         "stdout_contains", "artifacts", "path", "json_pointer", "equals",
+                         "timeout_seconds", "workspace", "env", "cwd", "tags", "seams",
+                         "allowed_domains", "trajectory", "evidence_class", "unknown"])
+
+
+def _slots(node: Any) -> list[tuple[Any, Any]]:
+    found: list[tuple[Any, Any]] = []
+    items = node.items() if isinstance(node, dict) else enumerate(node) \
+        if isinstance(node, list) else ()
+    for key, child in items:
+        found.append((node, key))
+        found += _slots(child)
+    return found
+
+
+@st.composite
+def _mutated_fixture(draw: st.DrawFn) -> Any:
+    document = copy.deepcopy(draw(st.sampled_from(_REAL_FIXTURES)))
+    for _ in range(draw(st.integers(1, 3))):
+        container, key = draw(st.sampled_from(_slots(document)))
+        operation = draw(st.sampled_from(["replace", "delete", "add"]))
+        if operation == "replace":
+            container[key] = copy.deepcopy(draw(_SCALARS))
+        elif operation == "delete":
+            del container[key]
+        elif isinstance(container, dict):
+            container[draw(_KEYS)] = copy.deepcopy(draw(_SCALARS))
+        else:
+            container.append(copy.deepcopy(draw(_SCALARS)))
+    return document
+
+
+@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(document=_mutated_fixture())
+def test_the_compiled_fixture_check_never_accepts_what_the_schema_refuses(document: Any) -> None:
+    fast = compile_check(fixture_schema())
+    assert fast is not None
+    if fast(document):
+        assert list(Draft202012Validator(fixture_schema()).iter_errors(document)) == []
+
+
+def test_the_compiled_fixture_check_accepts_the_bundled_fixtures() -> None:
+    fast = compile_check(fixture_schema())
+    assert fast is not None
+    assert all(fast(document) for document in _REAL_FIXTURES)
+
+
+@pytest.mark.parametrize("value", [-3, -1, 0, 1, 2, 3, 0.5, 1.0, 300, 1e9, True, None, "2"])
+def test_the_compiled_fixture_check_and_the_schema_agree_on_numbers(value: Any) -> None:
+    fast = compile_check(fixture_schema())
+    assert fast is not None
+    validator = Draft202012Validator(fixture_schema())
+    for place in ("trials", "timeout_seconds", "exit_code", "minimum_trials"):
+        document = copy.deepcopy(_REAL_FIXTURES[0])
+        if place == "trials":
+            document["trials"] = value
+        elif place == "exit_code":
+            document["cases"][0]["expected"]["exit_code"] = value
+        else:
+            document["cases"][0][place] = value
+        valid = not list(validator.iter_errors(document))
+        assert not fast(document) or valid, (place, value)
