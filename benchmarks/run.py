@@ -83,7 +83,7 @@ def bench_collection(work: Path, quick: bool) -> list[tuple[str, str, str, str]]
     plain = root / "test_plain.py"
     plain.write_text(f"import pytest\n\n@pytest.mark.parametrize('n', range({cases_count * 3}))\n"
                      "def test_plain(n):\n    pass\n")
-    repeat = 1 if quick else 5
+    repeat = 1 if quick else 3
     ours = median_of(repeat, lambda: timed(
         [*PYTEST, "--agentic-evals", "--collect-only", str(fixture)], root))
     baseline = median_of(repeat, lambda: timed([*PYTEST, "--collect-only", str(plain)], root))
@@ -139,7 +139,7 @@ def bench_overhead(work: Path, quick: bool) -> list[tuple[str, str, str, str]]:
     loop = root / "spawn_loop.py"
     loop.write_text("import subprocess, sys\nfor _ in range(int(sys.argv[1])):\n"
                     "    subprocess.run(['true'], start_new_session=True, check=True)\n")
-    repeat = 1 if quick else 5
+    repeat = 1 if quick else 3
     ours = median_of(repeat, lambda: timed([*PYTEST, "--agentic-evals", str(five)], root))
     ours_one = median_of(repeat, lambda: timed([*PYTEST, "--agentic-evals", str(one)], root))
     pytest_file = median_of(repeat, lambda: timed([*PYTEST, str(plain)], root))
@@ -274,7 +274,7 @@ def bench_workspace(work: Path, quick: bool) -> list[tuple[str, str, str, str]]:
         folder = root / f"d{i % 10}"
         folder.mkdir(exist_ok=True)
         (folder / f"f{i}.bin").write_bytes(os.urandom(100 * 1024))
-    short, long = (2, 10) if quick else (4, 24)
+    short, long = (2, 10) if quick else (4, 44)
     repeat = 1 if quick else 3
     rows = []
     for label, command in WORKSPACE_CASES.items():
@@ -335,7 +335,7 @@ def bench_audit_skills(work: Path, quick: bool) -> list[tuple[str, str, str, str
             (skill / "evals" / "evals.json").write_text("[]")
     for skipped in ("node_modules/pkg", ".git/objects", ".venv/lib"):
         (root / skipped).mkdir(parents=True)
-    repeat = 1 if quick else 5
+    repeat = 1 if quick else 3
     command = [str(Path(sys.executable).parent / "agentic-evals"), "audit-skills", str(root),
                "--output", str(work / "audit.json")]
     ours = median_of(repeat, lambda: timed(command, root))
@@ -378,7 +378,7 @@ def bench_coverage_audit(work: Path, quick: bool) -> list[tuple[str, str, str, s
              "required_evidence": ["live_e2e"]}]}
         (skill / "fixtures").mkdir()
         (skill / "fixtures" / "agentic_eval.json").write_text(json.dumps(fixture))
-    repeat = 1 if quick else 5
+    repeat = 1 if quick else 3
     executable = str(Path(sys.executable).parent / "agentic-evals")
     command = [executable, "coverage", "audit", str(root), "--output", str(work / "cov.json")]
     ours = median_of(repeat, lambda: timed(command, root))
@@ -472,7 +472,7 @@ def bench_plan_journeys(work: Path, quick: bool) -> list[tuple[str, str, str, st
             "    with open(name, 'rb') as f: json.load(f)\n")
     names = ["agentic_eval.json", "requirements.json", "discovery-inventory.json",
              "state-graph.json"]
-    repeat = 1 if quick else 5
+    repeat = 1 if quick else 3
     rows = []
     variants = (("user-flow journeys", 0.9), ("random long routes", 0.0))
     for label, local in variants[:1] if quick else variants:
