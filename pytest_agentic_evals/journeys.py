@@ -526,36 +526,15 @@ class Router:
         forward, backward = [start], sorted(goals)
         depth_ahead = depth_behind = 0
         while forward and backward:
-            best_total, meeting = -1, -1
-            following = []
+            # Grow the smaller side by one level; stop at the first level where they meet.
             if len(forward) <= len(backward):
                 depth_ahead += 1
-                for state in forward:
-                    for transition, reached in forward_edges[state]:
-                        if reached in ahead:
-                            continue
-                        ahead[reached] = transition
-                        ahead_depth[reached] = depth_ahead
-                        following.append(reached)
-                        if reached in behind_depth:
-                            total = depth_ahead + behind_depth[reached]
-                            if best_total < 0 or total < best_total:
-                                best_total, meeting = total, reached
-                forward = following
+                forward, meeting = _grow(forward, forward_edges, ahead, ahead_depth,
+                                         depth_ahead, behind_depth)
             else:
                 depth_behind += 1
-                for state in backward:
-                    for transition, reached in backward_edges[state]:
-                        if reached in behind:
-                            continue
-                        behind[reached] = transition
-                        behind_depth[reached] = depth_behind
-                        following.append(reached)
-                        if reached in ahead_depth:
-                            total = depth_behind + ahead_depth[reached]
-                            if best_total < 0 or total < best_total:
-                                best_total, meeting = total, reached
-                backward = following
+                backward, meeting = _grow(backward, backward_edges, behind, behind_depth,
+                                          depth_behind, ahead_depth)
             if meeting >= 0:
                 return self._join(meeting, ahead, behind)
         return None
@@ -581,6 +560,27 @@ class Router:
             route.append(behind[state])
             state = net.target[behind[state]]
         return state, route
+
+
+def _grow(frontier: list[int], edges: Sequence[Sequence[tuple[int, int]]],
+          seen: dict[int, int], seen_depth: dict[int, int], depth: int,
+          other_depth: Mapping[int, int]) -> tuple[list[int], int]:
+    """One level of one side of the bidirectional search: the next frontier, and the state
+    where this level meets the other side by the shortest total (-1 when it does not)."""
+    best_total, meeting = -1, -1
+    following = []
+    for state in frontier:
+        for transition, reached in edges[state]:
+            if reached in seen:
+                continue
+            seen[reached] = transition
+            seen_depth[reached] = depth
+            following.append(reached)
+            if reached in other_depth:
+                total = depth + other_depth[reached]
+                if best_total < 0 or total < best_total:
+                    best_total, meeting = total, reached
+    return following, meeting
 
 
 # ---------------------------------------------------------------------------------------------

@@ -117,3 +117,34 @@ def make_skill(pytester: pytest.Pytester, data: Any, name: str = "agentic_eval.j
     path = fixtures / name
     path.write_text(data if isinstance(data, str) else json.dumps(data, indent=2))
     return path
+
+
+def json_slots(node: Any) -> list[tuple[Any, Any]]:
+    """Every (container, key or index) of a JSON document."""
+    found: list[tuple[Any, Any]] = []
+    items = node.items() if isinstance(node, dict) else enumerate(node) \
+        if isinstance(node, list) else ()
+    for key, child in items:
+        found.append((node, key))
+        found += json_slots(child)
+    return found
+
+
+def mutate_json(draw: Any, document: Any, scalars: Any, keys: Any) -> Any:
+    """One to three random edits of ``document`` (in place): a value replaced by one of
+    ``scalars``, a slot deleted, or an entry added (a key from ``keys`` in an object). For
+    checks that a fast validator never accepts what its schema refuses."""
+    from hypothesis import strategies as st
+
+    for _ in range(draw(st.integers(1, 3))):
+        container, key = draw(st.sampled_from(json_slots(document)))
+        operation = draw(st.sampled_from(["replace", "delete", "add"]))
+        if operation == "replace":
+            container[key] = copy.deepcopy(draw(scalars))
+        elif operation == "delete":
+            del container[key]
+        elif isinstance(container, dict):
+            container[draw(keys)] = copy.deepcopy(draw(scalars))
+        else:
+            container.append(copy.deepcopy(draw(scalars)))
+    return document

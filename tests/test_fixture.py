@@ -16,7 +16,7 @@ from jsonschema import Draft202012Validator
 from pytest_agentic_evals.fixture import Fixture, FixtureError, fixture_schema, load_fixture
 from pytest_agentic_evals.schemacheck import compile_check
 
-from conftest import Skill, skill_fixture
+from conftest import Skill, mutate_json, skill_fixture
 
 DATA = Path(__file__).parent / "data"
 
@@ -400,31 +400,10 @@ _KEYS = st.sampled_from(["name", "type", "command", "expected", "exit_code", "tr
                          "allowed_domains", "trajectory", "evidence_class", "unknown"])
 
 
-def _slots(node: Any) -> list[tuple[Any, Any]]:
-    found: list[tuple[Any, Any]] = []
-    items = node.items() if isinstance(node, dict) else enumerate(node) \
-        if isinstance(node, list) else ()
-    for key, child in items:
-        found.append((node, key))
-        found += _slots(child)
-    return found
-
-
 @st.composite
 def _mutated_fixture(draw: st.DrawFn) -> Any:
     document = copy.deepcopy(draw(st.sampled_from(_REAL_FIXTURES)))
-    for _ in range(draw(st.integers(1, 3))):
-        container, key = draw(st.sampled_from(_slots(document)))
-        operation = draw(st.sampled_from(["replace", "delete", "add"]))
-        if operation == "replace":
-            container[key] = copy.deepcopy(draw(_SCALARS))
-        elif operation == "delete":
-            del container[key]
-        elif isinstance(container, dict):
-            container[draw(_KEYS)] = copy.deepcopy(draw(_SCALARS))
-        else:
-            container.append(copy.deepcopy(draw(_SCALARS)))
-    return document
+    return mutate_json(draw, document, _SCALARS, _KEYS)
 
 
 @settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -18,7 +18,7 @@ from jsonschema import Draft202012Validator
 from pytest_agentic_evals.fixture import fixture_from_data, load_fixture, schema_text
 from pytest_agentic_evals.journeys import _fast_validator, _validator
 
-from conftest import Skill, run_cli, skill_fixture
+from conftest import Skill, mutate_json, run_cli, skill_fixture
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "docs" / "examples" / "journeys"
 
@@ -633,33 +633,11 @@ _keys = st.sampled_from(["state", "interactives", "qid", "tag", "visible", "enab
                          "selector", "expected", "extra"])
 
 
-def _slots(node: Any) -> list[tuple[Any, Any]]:
-    """Every (container, key or index) in a document."""
-    found: list[tuple[Any, Any]] = []
-    items = node.items() if isinstance(node, dict) else enumerate(node) \
-        if isinstance(node, list) else ()
-    for key, child in items:
-        found.append((node, key))
-        found += _slots(child)
-    return found
-
-
 @st.composite
 def _mutated(draw: st.DrawFn) -> tuple[str, Any]:
     schema = draw(st.sampled_from(sorted(_EXAMPLE_DOCUMENTS)))
     document = copy.deepcopy(_EXAMPLE_DOCUMENTS[schema])
-    for _ in range(draw(st.integers(1, 3))):
-        container, key = draw(st.sampled_from(_slots(document)))
-        operation = draw(st.sampled_from(["replace", "delete", "add"]))
-        if operation == "replace":
-            container[key] = copy.deepcopy(draw(_scalar))
-        elif operation == "delete":
-            del container[key]
-        elif isinstance(container, dict):
-            container[draw(_keys)] = copy.deepcopy(draw(_scalar))
-        else:
-            container.append(copy.deepcopy(draw(_scalar)))
-    return schema, document
+    return schema, mutate_json(draw, document, _scalar, _keys)
 
 
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
