@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -92,6 +93,15 @@ def run_cli(
         [str(executable), *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
         stdin=subprocess.DEVNULL, env=env,
     )
+
+
+def interruptible() -> None:
+    """Give a child the default Ctrl-C behaviour, as a terminal's foreground job has.
+
+    For ``preexec_fn``: a job started in the background by a non-interactive shell (a CI
+    script, nohup ... &) inherits SIGINT ignored, and so would the program under test.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def pid_alive(pid: int) -> bool:

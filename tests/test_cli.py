@@ -14,7 +14,7 @@ import pytest
 
 from pytest_agentic_evals.fixture import load_fixture
 
-from conftest import Skill, pid_alive, run_cli, skill_fixture
+from conftest import Skill, interruptible, pid_alive, run_cli, skill_fixture
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -161,6 +161,7 @@ def test_ctrl_c_during_run_stops_cleanly(skill: Skill, tmp_path: Path) -> None:
          "--output", str(output)],
         cwd=skill.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
         start_new_session=True,  # a terminal's Ctrl-C reaches the whole foreground group
+        preexec_fn=interruptible,
     )
 
     def sleepers() -> list[int]:

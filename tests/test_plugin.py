@@ -16,7 +16,7 @@ import pytest
 
 from pytest_agentic_evals.fixture import schema_text
 
-from conftest import MODES, make_skill, pid_alive, skill_fixture
+from conftest import MODES, interruptible, make_skill, pid_alive, skill_fixture
 
 
 def run(pytester: pytest.Pytester, *args: str, mode: list[str] = ()) -> pytest.RunResult:
@@ -497,7 +497,7 @@ def test_ctrl_c_leaves_no_process_and_no_half_written_report(pytester: pytest.Py
         [sys.executable, "-m", "pytest", "--agentic-evals", "--agentic-evals-report", str(report),
          "-p", "no:cacheprovider"],
         cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL, preexec_fn=interruptible,
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not _processes_with(marker):
