@@ -92,6 +92,8 @@ class Lease:
     """The skill directory as it was copied."""
     copy: TreeRecord
     """The workspace right after copying."""
+    layout: dict[str, int]
+    """Inode of the trial directory (".") and of its three directories: a rename keeps them."""
     trusted: bool = False
     """True once a trial started strictly after every recorded change time."""
 
@@ -127,7 +129,9 @@ class TrialDirs:
         (trial_dir / "output").mkdir()
         root = trial_dir / "workspace"
         shutil.copytree(fixture.skill_dir, root, symlinks=True, ignore=ignore)
-        return copy_at(root, fixture, case), Lease(fixture.skill_dir, source, record_tree(root))
+        layout = {name: os.lstat(trial_dir / name).st_ino for name in (".", *LAYOUT)}
+        lease = Lease(fixture.skill_dir, source, record_tree(root), layout)
+        return copy_at(root, fixture, case), lease
 
     def mark_start(self, scratch: Path, lease: Lease | None) -> int:
         """Stamp ``scratch`` and return the stamp: the trial's start on the file-time clock.
@@ -163,6 +167,13 @@ class TrialDirs:
 
     def _reusable(self, trial_dir: Path, lease: Lease) -> bool:
         try:
+            # Before anything is removed: each of these must still be the directory the runner
+            # made. A trial can replace one with a symlink, and clearing or repairing through
+            # it would delete files elsewhere.
+            for name, inode in lease.layout.items():
+                info = os.lstat(trial_dir / name)
+                if not stat.S_ISDIR(info.st_mode) or info.st_ino != inode:
+                    return False
             if set(os.listdir(trial_dir)) != LAYOUT:
                 return False
             if not set(os.listdir(trial_dir / "output")) <= OUTPUT_FILES:

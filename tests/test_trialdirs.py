@@ -191,3 +191,29 @@ def test_a_directory_changed_in_itself_is_not_reused(
     assert (again.root / "fixtures").stat().st_mode & 0o777 != 0o700
     dirs.close()
     assert not trial_dir.exists()
+
+
+@pytest.mark.parametrize("swapped", ["scratch", "workspace", "output", "."])
+def test_a_directory_swapped_for_a_symlink_is_never_cleared_through_it(
+    pytester: pytest.Pytester, swapped: str
+) -> None:
+    # A trial replaces one of its directories with a link to a folder outside the run; the
+    # runner must not clear or repair anything through that link.
+    outside = pytester.path.parent / f"precious-{swapped.strip('.') or 'trial'}"
+    for name in ("workspace", "scratch", "output"):
+        (outside / name).mkdir(parents=True)
+        (outside / name / "keep.txt").write_text("mine\n")
+    target = '"$T"' if swapped == "." else f'"$T/{swapped}"'
+    data = skill_fixture(trials=3)
+    data["cases"].append({
+        "name": "swaps", "type": "positive",
+        "command": ["sh", "-c", 'T=$(dirname "$AGENTIC_EVALS_TRIAL_DIR") && cd / && '
+                    f'bash {pytester.path}/run.sh x >/dev/null && '
+                    f'rm -rf {target} && ln -s {outside} {target}'],
+        "expected": {"exit_code": 0}})
+    make_skill(pytester, data)
+    result, report = run(pytester, [])
+    assert [t["outcome"] for t in trials_of(report, "swaps")] == ["PASS"] * 3, result.stdout
+    assert sorted(p.name for p in outside.iterdir()) == ["output", "scratch", "workspace"]
+    for name in ("workspace", "scratch", "output"):
+        assert (outside / name / "keep.txt").read_text() == "mine\n"
