@@ -226,7 +226,7 @@ def _run_in(workspace: ws.Workspace, lease: Lease | None, context: _Context) -> 
     keep = outcome != PASS or settings.keep_passed_workspaces
     result["workspace"]["kept"] = keep or workspace.mode == "inplace"
     if not keep:
-        # Reused when provably untouched, else removed in the background.
+        # Repaired and reused when that is provably safe, else removed in the background.
         context.dirs.release(trial_dir, lease)
         result["output_dir"] = None
     return result
