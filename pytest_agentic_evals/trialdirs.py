@@ -51,6 +51,7 @@ SPARES_KEPT = 4
 # Longest wait for the file-time clock to pass a fresh copy's change times: a few coarse ticks.
 TRUST_WAIT_SECONDS = 0.05
 STAMP_PAUSE_SECONDS = 0.0002
+OTHER_CLOCK_MARGIN_NS = 10_000_000  # 10 ms: a tick of the coarsest kernel clock (HZ=100)
 OUTPUT_FILES = frozenset({"stdout", "stderr"})
 LAYOUT = frozenset({"workspace", "scratch", "output"})
 
@@ -121,9 +122,12 @@ class TrialDirs:
         if spare is not None:
             path, lease = spare
             if record_tree(fixture.skill_dir, ignore) == lease.source:
-                os.rename(path, trial_dir)
-                return copy_at(trial_dir / "workspace", fixture, case), lease
-            self.discard(path)  # the skill changed since it was copied
+                try:
+                    os.rename(path, trial_dir)
+                    return copy_at(trial_dir / "workspace", fixture, case), lease
+                except OSError:
+                    pass  # a fresh copy below
+            self.discard(path)  # the skill changed since it was copied, or the move failed
         source = record_tree(fixture.skill_dir, ignore)
         (trial_dir / "scratch").mkdir(parents=True)
         (trial_dir / "output").mkdir()
@@ -146,7 +150,10 @@ class TrialDirs:
         started = scratch.stat().st_mtime_ns
         if lease is None or lease.trusted:
             return started
-        newest = max(newest_change(lease.copy), newest_change(lease.source))
+        # The skill directory may be on another file system, whose clock may be coarser than
+        # the one stamping scratch: its times get a margin of a coarse tick or more.
+        newest = max(newest_change(lease.copy),
+                     newest_change(lease.source) + OTHER_CLOCK_MARGIN_NS)
         deadline = time.monotonic() + TRUST_WAIT_SECONDS
         stamps = 1
         while started <= newest and time.monotonic() < deadline:
