@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ import pytest
 
 from pytest_agentic_evals.fixture import load_fixture
 from pytest_agentic_evals.trialdirs import TrialDirs, record_tree
+from pytest_agentic_evals.workspace import Workspace
 
 from conftest import MODES, Skill, make_skill, skill_fixture
 
@@ -135,59 +137,59 @@ def test_nothing_of_passing_trials_outlives_the_session(
 
 
 @pytest.fixture
-def prepared(tmp_path: Path) -> tuple[TrialDirs, Any, Path]:
+def dirs(tmp_path: Path) -> Iterator[TrialDirs]:
+    trial_dirs = TrialDirs(tmp_path / "run")
+    yield trial_dirs
+    trial_dirs.close()
+
+
+def after_one_trial(
+    dirs: TrialDirs, tmp_path: Path, change: Callable[[Path], None]
+) -> tuple[int, Workspace, Path]:
+    """Prepare a trial, let ``change`` act on its workspace right after the start, release
+    it, and prepare the next trial: the inode run.sh had in the first workspace, the next
+    trial's workspace, and the first trial's directory."""
     skill = Skill(tmp_path / "skill")
     (skill.root / "data.txt").write_text("original\n")
     fixture = load_fixture(skill.fixture())
-    dirs = TrialDirs(tmp_path / "run")
-    return dirs, fixture, tmp_path / "run" / "trial"
+    trial_dir = dirs.run_dir / "trial"
+    workspace, lease = dirs.prepare(fixture, fixture.cases[0], trial_dir)
+    inode = (workspace.root / "run.sh").stat().st_ino
+    dirs.mark_start(trial_dir / "scratch", lease)
+    change(workspace.root)
+    dirs.release(trial_dir, lease)
+    again, _ = dirs.prepare(fixture, fixture.cases[0], trial_dir.with_name("next"))
+    return inode, again, trial_dir
 
 
 def test_an_untouched_directory_is_kept_for_the_next_trial(
-    prepared: tuple[TrialDirs, Any, Path],
+    dirs: TrialDirs, tmp_path: Path
 ) -> None:
-    dirs, fixture, trial_dir = prepared
-    workspace, lease = dirs.prepare(fixture, fixture.cases[0], trial_dir)
-    inode = (workspace.root / "data.txt").stat().st_ino
-    dirs.mark_start(trial_dir / "scratch", lease)
-    dirs.release(trial_dir, lease)
-    again, _ = dirs.prepare(fixture, fixture.cases[0], trial_dir.with_name("next"))
-    assert (again.root / "data.txt").stat().st_ino == inode
-    dirs.close()
+    inode, again, _ = after_one_trial(dirs, tmp_path, lambda root: None)
+    assert (again.root / "run.sh").stat().st_ino == inode
 
 
 def test_a_same_size_write_right_after_the_start_is_undone(
-    prepared: tuple[TrialDirs, Any, Path],
+    dirs: TrialDirs, tmp_path: Path
 ) -> None:
-    dirs, fixture, trial_dir = prepared
-    workspace, lease = dirs.prepare(fixture, fixture.cases[0], trial_dir)
-    before = record_tree(workspace.root)
-    untouched_inode = (workspace.root / "run.sh").stat().st_ino
-    dirs.mark_start(trial_dir / "scratch", lease)
-    # Within microseconds of the start, in the same coarse clock tick: same size, same name.
-    (workspace.root / "data.txt").write_text("ORIGINAL\n")
-    (workspace.root / "added.txt").write_text("mine\n")
-    assert record_tree(workspace.root) != before
-    dirs.release(trial_dir, lease)
-    again, _ = dirs.prepare(fixture, fixture.cases[0], trial_dir.with_name("next"))
+    def change(root: Path) -> None:
+        before = record_tree(root)
+        # Within microseconds of the start, in the same coarse clock tick: same size and name.
+        (root / "data.txt").write_text("ORIGINAL\n")
+        (root / "added.txt").write_text("mine\n")
+        assert record_tree(root) != before
+
+    inode, again, _ = after_one_trial(dirs, tmp_path, change)
     assert (again.root / "data.txt").read_text() == "original\n"
     assert not (again.root / "added.txt").exists()
     # Repaired, not copied again: what the trial did not touch is the same file.
-    assert (again.root / "run.sh").stat().st_ino == untouched_inode
-    dirs.close()
+    assert (again.root / "run.sh").stat().st_ino == inode
 
 
-def test_a_directory_changed_in_itself_is_not_reused(
-    prepared: tuple[TrialDirs, Any, Path],
-) -> None:
-    dirs, fixture, trial_dir = prepared
-    workspace, lease = dirs.prepare(fixture, fixture.cases[0], trial_dir)
-    untouched_inode = (workspace.root / "run.sh").stat().st_ino
-    dirs.mark_start(trial_dir / "scratch", lease)
-    (workspace.root / "fixtures").chmod(0o700)
-    dirs.release(trial_dir, lease)
-    again, _ = dirs.prepare(fixture, fixture.cases[0], trial_dir.with_name("next"))
-    assert (again.root / "run.sh").stat().st_ino != untouched_inode  # a fresh copy
+def test_a_directory_changed_in_itself_is_not_reused(dirs: TrialDirs, tmp_path: Path) -> None:
+    inode, again, trial_dir = after_one_trial(
+        dirs, tmp_path, lambda root: (root / "fixtures").chmod(0o700))
+    assert (again.root / "run.sh").stat().st_ino != inode  # a fresh copy
     assert (again.root / "fixtures").stat().st_mode & 0o777 != 0o700
     dirs.close()
     assert not trial_dir.exists()
