@@ -192,8 +192,9 @@ def bench_parallel(work: Path, quick: bool) -> list[tuple[str, str, str, str]]:
 REPORT_SCRIPT = """
 import json, sys, time
 from pathlib import Path
-from pytest_agentic_evals.fixture import load_fixture
-from pytest_agentic_evals.report import build_fixture_report, session_report, write_json_atomically
+from pytest_agentic_evals.jsonio import write_json_atomically
+from pytest_agentic_evals.loading import load_fixture
+from pytest_agentic_evals.report import build_fixture_report, session_report
 from pytest_agentic_evals.summary import markdown
 
 fixture = load_fixture(sys.argv[1])

@@ -9,7 +9,7 @@ from typing import Any
 
 from jsonschema.exceptions import ValidationError
 
-from .jsonvalues import described_type
+from pytest_agentic_evals.jsonvalues import described_type
 
 
 @dataclass(frozen=True, order=True)

@@ -3,23 +3,22 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import tempfile
 from collections.abc import Iterable, Mapping
 from datetime import date, datetime, timezone
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from .claims import capability_readiness, qualify
-from .fixture import Fixture, display_path
-from .problems import pointer_for
-from .reliability import case_reliability
-from .trial import TrialResult
-from .verdicts import (
-    NOT_TESTED,
-    PASS,
+from pytest_agentic_evals.evidence.claims import capability_readiness
+from pytest_agentic_evals.evidence.qualification import qualify
+from pytest_agentic_evals.execution.trial import TrialResult
+from pytest_agentic_evals.jsonio import display_path
+from pytest_agentic_evals.model import NOT_TESTED, PASS, Fixture
+from pytest_agentic_evals.problems import pointer_for
+from pytest_agentic_evals.reliability import case_reliability
+from pytest_agentic_evals.schemas import schema_text
+from pytest_agentic_evals.verdicts import (
     CaseVerdict,
     case_outcome,
     case_readiness,
@@ -185,84 +184,11 @@ def git_state(directory: Path) -> dict[str, str] | None:
     return {"sha": sha.stdout.strip(), "ref": ref.stdout.strip()}
 
 
-# One line per record: json.dumps with an indent runs the pure-Python encoder, which took most
-# of the time of writing a report of 100,000 trials; the C encoder writes a record at once.
-_ONE_LINE = json.JSONEncoder(ensure_ascii=False)
-RECORD_LISTS = frozenset({"trials"})
-
-
-def json_text(data: Any) -> str:
-    """``data`` as JSON indented by two spaces, like ``json.dumps(data, indent=2)``, except
-    that each item of a list named in RECORD_LISTS (a trial) is written on one line."""
-    parts: list[str] = []
-    _write_json(data, 0, parts)
-    parts.append("\n")
-    return "".join(parts)
-
-
-def _write_json(value: Any, depth: int, parts: list[str], one_line_items: bool = False) -> None:
-    if not value or not isinstance(value, (dict, list)):
-        parts.append(_ONE_LINE.encode(value))
-        return
-    inner = "\n" + "  " * (depth + 1)
-    if isinstance(value, dict):
-        parts.append("{")
-        for index, (key, item) in enumerate(value.items()):
-            parts.append(("," if index else "") + inner + _ONE_LINE.encode(key) + ": ")
-            _write_json(item, depth + 1, parts, one_line_items=key in RECORD_LISTS)
-        parts.append("\n" + "  " * depth + "}")
-        return
-    parts.append("[")
-    for index, item in enumerate(value):
-        parts.append(("," if index else "") + inner)
-        if one_line_items:
-            parts.append(_ONE_LINE.encode(item))
-        else:
-            _write_json(item, depth + 1, parts)
-    parts.append("\n" + "  " * depth + "]")
-
-
-def write_json_atomically(path: str | os.PathLike[str], data: Any) -> None:
-    """Write JSON through a temporary file and a rename: readers see all of it or nothing."""
-    write_text_atomically(path, json_text(data))
-
-
-def write_text_atomically(path: str | os.PathLike[str], text: str) -> None:
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    try:
-        # mkstemp makes the file private (0600); the result gets the mode any new file would.
-        os.fchmod(handle, 0o666 & ~_umask())
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
-def _umask() -> int:
-    """The process's umask, read without setting it (os.umask would change it for a moment
-    for every thread)."""
-    try:
-        with open("/proc/self/status") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    return 0o022
-
-
 def report_problems(report: Any) -> list[str]:
     """Why a document is not a report this version can render (empty when it is)."""
     from jsonschema import Draft202012Validator
     from referencing import Registry, Resource
 
-    from .fixture import schema_text
 
     fixture_report = json.loads(schema_text("report"))
     registry: Registry[Any] = Registry().with_resource(

@@ -17,8 +17,10 @@ from typing import Any
 
 import yaml
 
-from .fixture import FIXTURES_DIRNAME, FixtureError, load_fixture
-from .workspace import SKIPPED_NAMES
+from pytest_agentic_evals.execution.workspace import SKIPPED_NAMES
+from pytest_agentic_evals.loading import load_fixture
+from pytest_agentic_evals.loading.fixture import FixtureError
+from pytest_agentic_evals.model import FIXTURES_DIRNAME
 
 AUDIT_SCHEMA = "agentic_evals.skill_posture_audit.v1"
 APPLY_SCHEMA = "agentic_evals.apply_scaffolds.v1"

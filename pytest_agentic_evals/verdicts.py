@@ -6,13 +6,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-PASS, FAIL, BLOCKED, NOT_TESTED = "PASS", "FAIL", "BLOCKED", "NOT_TESTED"
-READY = "READY"
-USABLE_WITH_GAPS = "USABLE_WITH_GAPS"
-NOT_READY = "NOT_READY"
-NOT_ESTABLISHED = "NOT_ESTABLISHED"
-# From best to worst: a session's readiness is its worst fixture's.
-READINESS_ORDER = (READY, USABLE_WITH_GAPS, NOT_ESTABLISHED, NOT_READY)
+from pytest_agentic_evals.model import (
+    BLOCKED,
+    FAIL,
+    NOT_ESTABLISHED,
+    NOT_READY,
+    NOT_TESTED,
+    PASS,
+    READINESS_ORDER,
+    READY,
+    USABLE_WITH_GAPS,
+)
 
 
 def case_outcome(trial_outcomes: Sequence[str]) -> str:

@@ -11,22 +11,22 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_agentic_evals.claims import (
+from pytest_agentic_evals.evidence.claims import (
     BLOCKED_EXTERNAL,
-    DOMAIN_PROFILES,
     FAILED,
     NOT_ESTABLISHED,
     PARTIALLY_PROVEN,
     PROVEN,
     capability_readiness,
-    claim_problems,
-    is_generic_crash_marker,
-    qualify,
 )
-from pytest_agentic_evals.fixture import Fixture, FixtureError, display_path, fixture_from_data
+from pytest_agentic_evals.evidence.qualification import is_generic_crash_marker, qualify
+from pytest_agentic_evals.jsonio import display_path
+from pytest_agentic_evals.loading import fixture_from_data
+from pytest_agentic_evals.loading.claims import claim_problems
+from pytest_agentic_evals.loading.fixture import FixtureError
+from pytest_agentic_evals.model import DOMAIN_PROFILES, NOT_READY, READY, USABLE_WITH_GAPS, Fixture
+from pytest_agentic_evals.model import NOT_ESTABLISHED as READINESS_NOT_ESTABLISHED
 from pytest_agentic_evals.problems import Problem
-from pytest_agentic_evals.verdicts import NOT_ESTABLISHED as READINESS_NOT_ESTABLISHED
-from pytest_agentic_evals.verdicts import NOT_READY, READY, USABLE_WITH_GAPS
 
 TODAY = datetime.date(2026, 6, 1)
 JSON_SCALARS = DOMAIN_PROFILES["json-scalar-v1"]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agentic_evals.fixture import load_fixture
+from pytest_agentic_evals.loading import load_fixture
 
 from conftest import Skill, interruptible, pid_alive, run_cli, skill_fixture
 

@@ -1,4 +1,4 @@
-"""Structural judgement of fixture commands (pytest_agentic_evals.commands)."""
+"""Structural judgement of fixture commands (pytest_agentic_evals.shell)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_agentic_evals.commands import (
+from pytest_agentic_evals.shell import (
     CommandParseError,
     Sampling,
     SimpleCommand,

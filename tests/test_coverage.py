@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from pytest_agentic_evals.coverage import is_success_prose, oracle
-from pytest_agentic_evals.fixture import FixtureError, load_fixture
+from pytest_agentic_evals.evidence.coverage import is_success_prose, oracle
+from pytest_agentic_evals.loading import load_fixture
+from pytest_agentic_evals.loading.fixture import FixtureError
 
 from conftest import Skill, run_cli, skill_fixture
 

@@ -23,15 +23,13 @@ from typing import Any
 import jsonschema
 import pytest
 
-from pytest_agentic_evals import domains as dm
-from pytest_agentic_evals.claims import can_fail
-from pytest_agentic_evals.expectations import Observation, builtin_kinds, check_expectations
-from pytest_agentic_evals.fixture import (
-    FixtureError,
-    fixture_from_data,
-    fixture_schema,
-    schema_text,
-)
+from pytest_agentic_evals.evidence.qualification import can_fail
+from pytest_agentic_evals.expectations import domains as dm
+from pytest_agentic_evals.expectations.builtin import builtin_kinds, check_expectations
+from pytest_agentic_evals.expectations.observation import Observation
+from pytest_agentic_evals.loading import fixture_from_data
+from pytest_agentic_evals.loading.fixture import FixtureError, fixture_schema
+from pytest_agentic_evals.schemas import schema_text
 
 from conftest import MODES, Skill, make_skill, run_cli, skill_fixture
 

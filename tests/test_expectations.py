@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from pytest_agentic_evals.expectations import (
-    Observation,
+from pytest_agentic_evals.expectations.builtin import (
     builtin_kinds,
     check_expectations,
-    json_equal,
     stream_needles,
 )
-from pytest_agentic_evals.output import excerpt, redact, search_stream, secret_values
+from pytest_agentic_evals.expectations.observation import Observation
+from pytest_agentic_evals.expectations.output import excerpt, redact, search_stream, secret_values
+from pytest_agentic_evals.jsonvalues import json_equal
 
 
 def observe(tmp_path: Path, stdout: bytes = b"", stderr: bytes = b"", exit_code: int = 0,
@@ -65,7 +65,7 @@ def test_non_utf8_output_is_matched_with_replacement(tmp_path: Path) -> None:
 
 
 def test_stream_search_finds_needles_across_chunk_boundaries(tmp_path: Path, monkeypatch) -> None:
-    import pytest_agentic_evals.output as output
+    import pytest_agentic_evals.expectations.output as output
 
     monkeypatch.setattr(output, "CHUNK_BYTES", 16)
     path = tmp_path / "stream"

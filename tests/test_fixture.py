@@ -13,8 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from pytest_agentic_evals.fixture import Fixture, FixtureError, fixture_schema, load_fixture
-from pytest_agentic_evals.schemacheck import compile_check
+from pytest_agentic_evals.loading import load_fixture
+from pytest_agentic_evals.loading.fixture import FixtureError, fixture_schema
+from pytest_agentic_evals.model import Fixture
+from pytest_agentic_evals.schemas.compiled import compile_check
 
 from conftest import Skill, mutate_json, skill_fixture
 

@@ -15,8 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from pytest_agentic_evals.fixture import fixture_from_data, load_fixture, schema_text
-from pytest_agentic_evals.journeys import _fast_validator, _validator
+from pytest_agentic_evals.journeys.plan import _fast_validator, _validator
+from pytest_agentic_evals.loading import fixture_from_data, load_fixture
+from pytest_agentic_evals.schemas import schema_text
 
 from conftest import Skill, mutate_json, run_cli, skill_fixture
 

@@ -14,7 +14,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from pytest_agentic_evals.fixture import schema_text
+from pytest_agentic_evals.schemas import schema_text
 
 from conftest import MODES, interruptible, make_skill, pid_alive, skill_fixture
 

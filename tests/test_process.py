@@ -1,4 +1,4 @@
-"""Tests for pytest_agentic_evals.process, with real subprocesses (Linux only).
+"""Tests for pytest_agentic_evals.execution.process, with real subprocesses (Linux only).
 
 Every trial gets a per-test marker variable in its environment.  The marker is independent of
 the module's own tag, so the tests can check "nothing of the trial is alive" with their own /proc
@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agentic_evals import process as process_module
-from pytest_agentic_evals.process import (
+from pytest_agentic_evals.execution import process as process_module
+from pytest_agentic_evals.execution.process import (
     PROCESS_TAG_VARIABLE,
     LeftBehindProcess,
     ProcessResult,

@@ -18,12 +18,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from pytest_agentic_evals.fixture import schema_text
-from pytest_agentic_evals.regressions import (
-    load_registry,
-    parse_date,
-    today_utc,
-)
+from pytest_agentic_evals.regressions.registry import load_registry, parse_date, today_utc
+from pytest_agentic_evals.schemas import schema_text
 
 from conftest import MODES, Skill, make_skill, run_cli, skill_fixture
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from pytest_agentic_evals import skills
-from pytest_agentic_evals.fixture import load_fixture
+from pytest_agentic_evals.loading import load_fixture
 
 from conftest import RUN_SH, run_cli, skill_fixture
 

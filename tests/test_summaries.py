@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pytest_agentic_evals.report import write_json_atomically
+from pytest_agentic_evals.jsonio import write_json_atomically
 
 from conftest import MODES, make_skill, run_cli, skill_fixture
 

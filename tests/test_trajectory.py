@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
-from pytest_agentic_evals import trajectory as tj
-from pytest_agentic_evals.expectations import Observation, builtin_kinds, check_expectations
-from pytest_agentic_evals.fixture import fixture_schema
+from pytest_agentic_evals.expectations import trajectory as tj
+from pytest_agentic_evals.expectations.builtin import builtin_kinds, check_expectations
+from pytest_agentic_evals.expectations.observation import Observation
+from pytest_agentic_evals.loading.fixture import fixture_schema
 
 from conftest import MODES, make_skill, skill_fixture
 

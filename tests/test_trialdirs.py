@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from pytest_agentic_evals.fixture import load_fixture
-from pytest_agentic_evals.trialdirs import TrialDirs, record_tree
-from pytest_agentic_evals.workspace import Workspace
+from pytest_agentic_evals.execution.trialdirs import TrialDirs, record_tree
+from pytest_agentic_evals.execution.workspace import Workspace
+from pytest_agentic_evals.loading import load_fixture
 
 from conftest import MODES, Skill, make_skill, skill_fixture
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_agentic_evals.verdicts import (
+from pytest_agentic_evals.model import (
     BLOCKED,
     FAIL,
     NOT_ESTABLISHED,
@@ -15,11 +15,8 @@ from pytest_agentic_evals.verdicts import (
     PASS,
     READY,
     USABLE_WITH_GAPS,
-    CaseVerdict,
-    case_outcome,
-    case_readiness,
-    worst,
 )
+from pytest_agentic_evals.verdicts import CaseVerdict, case_outcome, case_readiness, worst
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Loading a fixture: JSON syntax, the shipped JSON Schema, and the rules a schema cannot say.
+"""Building a fixture from decoded JSON: the shipped JSON Schema, then each case.
 
 Everything here is pure: no pytest, nothing is executed. ``load_fixture`` either returns a
 ``Fixture`` or raises ``FixtureError`` listing every problem at once, each with the file and
@@ -13,25 +13,25 @@ import json
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from .domains import RULE_KEYS, merge_case_rules
-from .problems import InputError, Problem, explain_schema_error, pointer_for, shown_value
-from .schemacheck import Check, compile_check
-
-CASE_TYPES = ("positive", "negative", "adversarial")
-SKILL_MINIMUM_TRIALS = 2
-# A fixture that does not say how many trials gets one; the contract refuses that for skills.
-DEFAULT_TRIALS = 1
-# The directory a fixture conventionally lives in; its parent is then the skill's directory.
-FIXTURES_DIRNAME = "fixtures"
+from pytest_agentic_evals.expectations.domains import RULE_KEYS, merge_case_rules
+from pytest_agentic_evals.jsonio import display_path
+from pytest_agentic_evals.model import Case, Fixture, InputArtifact, skill_dir_for
+from pytest_agentic_evals.problems import (
+    InputError,
+    Problem,
+    explain_schema_error,
+    pointer_for,
+    shown_value,
+)
+from pytest_agentic_evals.schemas import schema_text
+from pytest_agentic_evals.schemas.compiled import Check, compile_check
 
 
 class FixtureError(InputError):
@@ -42,103 +42,6 @@ class FixtureError(InputError):
         if contract_pending:
             headline += "; the anti-slush contract is checked once these are fixed"
         super().__init__(problems, headline=headline)
-
-
-@dataclass(frozen=True)
-class InputArtifact:
-    path: str
-    content: Any
-    outside_workspace: bool = False
-
-    def text(self) -> str:
-        if isinstance(self.content, str):
-            return self.content
-        return json.dumps(self.content, indent=2)
-
-
-@dataclass(frozen=True)
-class Case:
-    index: int
-    name: str
-    type: str
-    command: tuple[str, ...]
-    expected: Mapping[str, Any]
-    cwd: Path
-    """Absolute working directory in the source tree (the fixture's directory or its ``cwd``)."""
-    fixture_dir: Path = Path()
-    """The folder of the fixture file, which ``{fixture_dir}`` names at run time."""
-    required: bool = True
-    real_world: bool = False
-    evidence_class: str | None = None
-    supports_claims: tuple[str, ...] = ()
-    seams: tuple[str, ...] = ()
-    tags: tuple[str, ...] = ()
-    timeout_seconds: float | None = None
-    env: Mapping[str, str] = field(default_factory=dict)
-    workspace: str = "copy"
-    must_exercise: tuple[str, ...] = ()
-    blocked_markers: tuple[str, ...] = ()
-    readback: bool = False
-    input_artifacts: tuple[InputArtifact, ...] = ()
-    description: str = ""
-
-    @property
-    def pointer(self) -> str:
-        return pointer_for("cases", self.index)
-
-    @property
-    def judged_command(self) -> tuple[str, ...]:
-        """The command as load-time judgements see it: ``{fixture_dir}`` becomes the path it
-        names, relative to the working directory, so that where a checkout lives (say under a
-        folder called ``fixtures``) cannot change a verdict."""
-        relative = os.path.relpath(self.fixture_dir, self.cwd)
-        return tuple(word.replace("{fixture_dir}", relative) for word in self.command)
-
-
-@dataclass(frozen=True)
-class Fixture:
-    path: Path
-    sha256: str
-    data: Mapping[str, Any]
-    cases: tuple[Case, ...]
-    skill_dir: Path
-    """The directory each private trial workspace copies: the fixture's directory, or its
-    parent when the fixture sits in a ``fixtures/`` folder."""
-
-    @property
-    def skill(self) -> str:
-        return str(self.data.get("skill") or self.skill_dir.name)
-
-    @property
-    def trials(self) -> int:
-        return int(self.data.get("trials", DEFAULT_TRIALS))
-
-    @property
-    def eval_kind(self) -> str:
-        return str(self.data.get("eval_kind", "skill"))
-
-    @property
-    def eval_tier(self) -> str:
-        return str(self.data.get("eval_tier", "standard"))
-
-    @property
-    def exempt_from_contract(self) -> bool:
-        return self.eval_kind in ("runner_selftest", "scaffold") and self.eval_tier != "compliance"
-
-    @property
-    def minimum_trials(self) -> int:
-        return 1 if self.exempt_from_contract else SKILL_MINIMUM_TRIALS
-
-    def case(self, name: str) -> Case:
-        for case in self.cases:
-            if case.name == name:
-                return case
-        raise KeyError(name)
-
-
-@cache
-def schema_text(name: str) -> str:
-    return resources.files(__package__).joinpath(f"schemas/{name}.schema.json").read_text()
 
 
 def fixture_schema(
@@ -191,72 +94,14 @@ def _fast_check(extra_key: str) -> Check | None:
     return compile_check(fixture_schema(extra or None))
 
 
-def skill_dir_for(fixture_path: Path) -> Path:
-    parent = fixture_path.parent
-    return parent.parent if parent.name == FIXTURES_DIRNAME else parent
-
-
-def display_path(path: Path) -> str:
-    """A path as a user would type it: relative to the working directory when inside it."""
-    try:
-        return str(path.relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
-
-
-def load_fixture(
-    path: str | os.PathLike[str],
-    extra_expectations: Mapping[str, Mapping[str, Any]] | None = None,
-) -> Fixture:
-    """Read, validate and judge a fixture file; raise FixtureError with every problem."""
-    fixture_path = Path(os.path.abspath(path))
-    shown = display_path(fixture_path)
-    try:
-        raw = fixture_path.read_bytes()
-    except OSError as exc:
-        raise FixtureError([Problem(shown, "", f"cannot read fixture: {exc.strerror}")]) from None
-    data = parse_json_document(raw, shown)
-    return fixture_from_data(data, fixture_path, raw, extra_expectations)
-
-
-def parse_json_document(raw: bytes, shown: str) -> Any:
-    """Decode JSON strictly: UTF-8 only, no duplicate keys, no NaN; errors carry line/column."""
-    problems: list[Problem] = []
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise FixtureError([Problem(shown, "", f"not UTF-8 text (byte {exc.start})")]) from None
-
-    def reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        seen: dict[str, Any] = {}
-        for key, value in pairs:
-            if key in seen:
-                problems.append(Problem(shown, "", f"duplicate key {key!r} in one JSON object"))
-            seen[key] = value
-        return seen
-
-    def reject_constant(name: str) -> Any:
-        raise ValueError(f"{name} is not valid JSON")
-
-    try:
-        data = json.loads(text, object_pairs_hook=reject_duplicates, parse_constant=reject_constant)
-    except json.JSONDecodeError as exc:
-        message = f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
-        raise FixtureError([Problem(shown, "", message)]) from None
-    except (ValueError, RecursionError) as exc:
-        raise FixtureError([Problem(shown, "", f"invalid JSON: {exc}")]) from None
-    if problems:
-        raise FixtureError(problems)
-    return data
-
-
-def fixture_from_data(
+def build_fixture(
     data: Any,
     fixture_path: Path,
     raw: bytes | None = None,
     extra_expectations: Mapping[str, Mapping[str, Any]] | None = None,
-) -> Fixture:
-    """Validate already-decoded fixture data; raise FixtureError with every problem."""
+) -> tuple[Fixture, list[Problem]]:
+    """The fixture built from decoded data, with the problems of its structure (the schema,
+    each case, duplicate names); raises FixtureError when there are no cases to build."""
     shown = display_path(fixture_path)
     if raw is None:
         raw = json.dumps(data, sort_keys=True).encode()
@@ -284,20 +129,7 @@ def fixture_from_data(
         cases=tuple(cases),
         skill_dir=skill_dir,
     )
-    from .claims import claim_problems
-    from .coverage import seam_problems
-
-    problems += claim_problems(fixture, shown)
-    problems += seam_problems(fixture, shown)
-    if problems:
-        # The contract judges the fixture as a whole, so it only runs on a structurally sound one.
-        raise FixtureError(problems, contract_pending=True)
-    from .contract import contract_violations
-
-    problems = contract_violations(fixture, shown)
-    if problems:
-        raise FixtureError(problems)
-    return fixture
+    return fixture, problems
 
 
 def _valid_defaults(data: dict[str, Any]) -> dict[str, Any]:

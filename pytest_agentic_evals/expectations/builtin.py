@@ -9,24 +9,23 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import jsonpointer
 
-from .domains import check_allowed, check_disallowed
-from .jsonvalues import json_equal, json_type
-from .output import search_stream
+from pytest_agentic_evals.expectations.domains import check_allowed, check_disallowed
+from pytest_agentic_evals.expectations.observation import STREAMS, ArtifactError, Observation
+from pytest_agentic_evals.expectations.trajectory import check_trajectory
+from pytest_agentic_evals.jsonvalues import json_equal, json_type
 
-STREAMS = ("stdout", "stderr")
 # Artifacts are parsed whole; a bound keeps a runaway output file from exhausting memory.
 MAX_PARSED_ARTIFACT_BYTES = 256 * 1024 * 1024
 
-Check = Callable[[Any, "Observation"], list[str]]
+Check = Callable[[Any, Observation], list[str]]
 
 
 @dataclass(frozen=True)
@@ -37,73 +36,6 @@ class ExpectationKind:
     check: Check
     schema: Mapping[str, Any] | None = None
     """JSON Schema of the value; None for built-in kinds, declared in the shipped schema."""
-
-
-@dataclass
-class Observation:
-    """What a trial did, as expectation checks see it."""
-
-    exit_code: int | None
-    stdout_path: Path
-    stderr_path: Path
-    cwd: Path
-    """The trial's working directory; relative artifact paths resolve against it."""
-    workspace: Path
-    """The root of the trial's workspace; artifacts must stay inside it unless declared."""
-    needles: Mapping[str, tuple[frozenset[str], frozenset[str]]] = field(default_factory=dict)
-    """Per stream, the substrings and regexes known in advance, searched for in one pass."""
-    not_before_ns: int | None = None
-    """When the trial started: an artifact outside the workspace is not deleted before a
-    trial, so one last written before this moment is stale and cannot count."""
-    trajectory_path: Path | None = None
-    """Where the trial's agent may write its trajectory (``AGENTIC_EVALS_TRAJECTORY``)."""
-    domains: Mapping[str, Any] | None = None
-    """What the trial's domain proxy saw (the report's ``domains`` entry); None without one."""
-    _searched: dict[str, tuple[set[str], set[str]]] = field(default_factory=dict)
-
-    def stream_path(self, stream: str) -> Path:
-        return self.stdout_path if stream == "stdout" else self.stderr_path
-
-    def contains(self, stream: str, substring: str) -> bool:
-        found, _ = self._search(stream, substrings=(substring,))
-        return substring in found
-
-    def matches(self, stream: str, pattern: str) -> bool:
-        _, matched = self._search(stream, patterns=(pattern,))
-        return pattern in matched
-
-    def _search(
-        self, stream: str, substrings: Sequence[str] = (), patterns: Sequence[str] = ()
-    ) -> tuple[set[str], set[str]]:
-        known_subs, known_patterns = self.needles.get(stream, (frozenset(), frozenset()))
-        if stream not in self._searched:
-            self._searched[stream] = search_stream(
-                self.stream_path(stream), known_subs, [re.compile(p) for p in known_patterns]
-            )
-        found, matched = self._searched[stream]
-        extra_subs = [s for s in substrings if s not in known_subs]
-        extra_patterns = [p for p in patterns if p not in known_patterns]
-        if extra_subs or extra_patterns:  # a plugin asked for something not declared up front
-            more_found, more_matched = search_stream(
-                self.stream_path(stream), extra_subs, [re.compile(p) for p in extra_patterns]
-            )
-            found |= more_found
-            matched |= more_matched
-        return found, matched
-
-    def resolve(self, relative: str, outside_allowed: bool = False) -> Path:
-        """The path of an artifact in this trial, refusing escapes from the workspace."""
-        path = Path(os.path.normpath(self.cwd / relative))
-        if not outside_allowed:
-            real = Path(os.path.realpath(path))
-            root = Path(os.path.realpath(self.workspace))
-            if real != root and root not in real.parents:
-                raise ArtifactError(f"{relative} resolves outside the trial workspace ({real})")
-        return path
-
-
-class ArtifactError(Exception):
-    """An artifact that cannot be read as asked; the message is the whole explanation."""
 
 
 def stream_needles(
@@ -315,8 +247,6 @@ def _newline_hint(seen: Any, wanted: Any) -> str:
 
 
 def builtin_kinds() -> dict[str, ExpectationKind]:
-    from .trajectory import check_trajectory  # imported here: trajectory.py imports this module
-
     kinds = [
         ExpectationKind("trajectory", check_trajectory),
         ExpectationKind("allowed_domains", check_allowed),
@@ -330,3 +260,9 @@ def builtin_kinds() -> dict[str, ExpectationKind]:
         for mode in ("contains", "excludes", "matches"):
             kinds.append(ExpectationKind(f"{stream}_{mode}", _stream_checker(stream, mode)))
     return {kind.key: kind for kind in kinds}
+
+
+def extra_schemas(kinds: Mapping[str, ExpectationKind]) -> dict[str, Any]:
+    """JSON Schemas of the kinds that plugins add, for the loader to accept their keys."""
+    builtin = builtin_kinds()
+    return {key: dict(kind.schema or {}) for key, kind in kinds.items() if key not in builtin}

@@ -11,21 +11,18 @@ import fcntl
 import hashlib
 import os
 import shutil
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
-from .fixture import Case, Fixture
+from pytest_agentic_evals.execution.rundirs import runs_root
+from pytest_agentic_evals.model import Case, Fixture
 
 # Folders a skill does not need at run time: version control, dependency trees, caches.
 SKIPPED_NAMES = frozenset({
     ".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".pytest_cache",
     ".mypy_cache", ".ruff_cache", ".tox", ".nox", ".hypothesis", ".cache", ".eggs",
 })
-RUNS_KEPT = 3
-IN_USE_MARKER = ".in-use"
 
 
 @dataclass(frozen=True)
@@ -38,44 +35,6 @@ class Workspace:
 
     def to_dict(self) -> dict[str, str]:
         return {"mode": self.mode, "root": str(self.root), "cwd": str(self.cwd)}
-
-
-def runs_root() -> Path:
-    return Path(tempfile.gettempdir()) / f"agentic-evals-{os.getuid()}"
-
-
-def new_run_dir(run_id: str) -> tuple[Path, IO[str]]:
-    """A directory for this run's trials, and the handle that marks it in use.
-
-    Finished runs beyond the last few are removed. A run in progress (for example an outer run
-    whose trial starts a nested run) holds a shared lock on its marker file until the handle is
-    closed, and is never removed.
-    """
-    root = runs_root()
-    root.mkdir(parents=True, exist_ok=True)
-    run_dir = root / f"run-{run_id}"
-    run_dir.mkdir(parents=True, exist_ok=True)
-    in_use = open(run_dir / IN_USE_MARKER, "w")  # noqa: SIM115 - held for the whole run
-    fcntl.flock(in_use, fcntl.LOCK_SH)
-    finished = []
-    for candidate in root.glob("run-*"):
-        if candidate != run_dir and candidate.is_dir() and not _in_use(candidate):
-            finished.append(candidate)
-    finished.sort(key=lambda path: path.stat().st_mtime)
-    for stale in finished[: max(0, len(finished) - (RUNS_KEPT - 1))]:
-        shutil.rmtree(stale, ignore_errors=True)
-    return run_dir, in_use
-
-
-def _in_use(run_dir: Path) -> bool:
-    try:
-        with open(run_dir / IN_USE_MARKER) as marker:
-            fcntl.flock(marker, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    except OSError:
-        return False  # no marker: a run of an older version, or already half removed
-    return False
 
 
 Ignore = Callable[[str, list[str]], set[str]]

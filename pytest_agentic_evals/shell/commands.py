@@ -29,17 +29,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-__all__ = [
-    "CommandParseError",
-    "Sampling",
-    "SimpleCommand",
-    "fixture_stub_inputs",
-    "real_world_entrypoint",
-    "sampling",
-    "simple_commands",
-    "triviality",
-]
-
 
 @dataclass(frozen=True)
 class SimpleCommand:

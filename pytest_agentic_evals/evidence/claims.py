@@ -24,63 +24,29 @@ import datetime
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 from typing import Any
 
-from .commands import CommandParseError, fixture_stub_inputs, real_world_entrypoint, simple_commands
-from .fixture import Case, Fixture
-from .problems import Problem, pointer_for
-from .verdicts import (
+from pytest_agentic_evals.evidence.qualification import Qualification, can_fail, qualify
+from pytest_agentic_evals.model import (
     BLOCKED,
+    EVIDENCE_CLASSES,
     FAIL,
+    LIVE_CLASSES,
     NOT_READY,
     NOT_TESTED,
     PASS,
     READY,
     USABLE_WITH_GAPS,
+    VALUE_REPRESENTATION_SEAM,
+    Case,
+    Fixture,
+    artifact_assertions,
+    claims_data,
+    representation_of,
+    representations,
+    required_classes,
 )
-from .verdicts import NOT_ESTABLISHED as READINESS_NOT_ESTABLISHED
-
-__all__ = [
-    "BLOCKED_EXTERNAL",
-    "CLAIM_SEMANTICS",
-    "CRITICALITIES",
-    "DOMAIN_PROFILES",
-    "EVIDENCE_CLASSES",
-    "FAILED",
-    "LIVE_CLASSES",
-    "NOT_ESTABLISHED",
-    "PARTIALLY_PROVEN",
-    "PROVEN",
-    "PROVIDER_RUN_ARTIFACTS",
-    "VALUE_REPRESENTATION_SEAM",
-    "Qualification",
-    "can_fail",
-    "capability_readiness",
-    "claim_problems",
-    "is_generic_crash_marker",
-    "qualify",
-]
-
-EVIDENCE_CLASSES = (
-    "deterministic",
-    "property_or_fuzz",
-    "fault_injected_deterministic",
-    "live_e2e",
-    "adversarial_live_e2e",
-    "human_evaluation",
-)
-LIVE_CLASSES = ("live_e2e", "adversarial_live_e2e")
-CRITICALITIES = ("critical", "important", "optional")
-CLAIM_SEMANTICS = ("value_bearing", "protocol", "timing", "control_flow", "human_perceptual",
-                   "other")
-# The representations each input format admits for one value.  A dict, not a constant tuple,
-# so that a project can register its own formats before fixtures are judged.
-DOMAIN_PROFILES: dict[str, tuple[str, ...]] = {
-    "json-scalar-v1": ("string", "integer", "float", "scientific"),
-    "csv-cell-v1": ("quoted", "unquoted"),
-    "sqlite-type-v1": ("TEXT", "INTEGER", "REAL"),
-}
+from pytest_agentic_evals.model import NOT_ESTABLISHED as READINESS_NOT_ESTABLISHED
 
 # Claim verdicts.  NOT_ESTABLISHED is spelled like the readiness of the same name on purpose.
 PROVEN = "PROVEN"
@@ -95,441 +61,16 @@ CLASS_FAILED = "FAILED"
 CLASS_BLOCKED = "BLOCKED"
 CLASS_MISSING = "MISSING"
 
-VALUE_REPRESENTATION_SEAM = "value-representation"
-
-# Files a browser/provider ``$ask`` handler writes when it really ran against the provider; a
-# compile or pre-flight step writes none of them, so reading one back is what tells them apart.
-PROVIDER_RUN_ARTIFACTS = frozenset({
-    "node-receipt.json",
-    "response.md",
-    "response.meta.json",
-    "browser-tab-lifecycle.json",
-    "execution-status.json",
-    "roundtable-summary.md",
-    "compete-scorecard.json",
-})
-
-# Expectation keys that can reject a wrong output.  ``exit_code`` is judged apart (only a
-# non-zero one can catch a leak); ``must_exercise`` is checked at load and
-# ``blocked_when_stdout_contains`` can only turn a failure into BLOCKED, so neither counts.
-_CAPABLE_KEYS = (
-    "artifacts",
-    "stdout_contains",
-    "stderr_contains",
-    "stdout_excludes",
-    "stderr_excludes",
-    "stdout_matches",
-    "stderr_matches",
-    "trajectory",
-    "allowed_domains",
-    "disallowed_domains",
-)
-
-# Words of a generic crash report.  Their absence from the output is only the command saying
-# it did not crash, which is its own report of success, not an independent observation.
-_CRASH_WORDS = frozenset({
-    "traceback", "error", "errors", "exception", "exceptions", "panic", "panicked", "fail",
-    "failed", "failure", "failures", "fatal", "abort", "aborted", "crash", "crashed",
-    "segfault", "segmentation", "fault", "stacktrace", "unhandled", "uncaught", "core",
-    "dumped",
-})
-# Words that only accompany crash markers ("Traceback (most recent call last)",
-# "thread 'main' panicked at"); alone they carry no information either.
-_CRASH_FILLER = frozenset({
-    "most", "recent", "call", "last", "at", "in", "the", "of", "a", "an", "thread", "main",
-    "stack", "trace", "runtime", "internal", "unexpected", "occurred", "with",
-})
-# Exception class names (TypeError, NullPointerException), matched in CamelCase only so that
-# an ordinary word that happens to end in "error" ("terror") is not taken for one.
-_CRASH_SUFFIXES = ("Error", "Exception")
-
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _EXEMPTION_KEYS = ("evidence_class", "reason_code", "justification", "owner", "expires")
-
-
-# ---------------------------------------------------------------------------------------------
-# Small helpers over raw fixture data (read defensively: this module may see data the schema
-# has not vetted, e.g. when a caller builds a report for a fixture loaded by an older loader).
-# ---------------------------------------------------------------------------------------------
-
-
-def _claims_data(fixture: Fixture) -> list[Mapping[str, Any]]:
-    claims = fixture.data.get("capability_claims")
-    if not isinstance(claims, list):
-        return []
-    return [claim for claim in claims if isinstance(claim, Mapping)]
-
-
-def _case_data(fixture: Fixture, case: Case) -> Mapping[str, Any]:
-    cases = fixture.data.get("cases")
-    if isinstance(cases, list) and 0 <= case.index < len(cases):
-        data = cases[case.index]
-        if isinstance(data, Mapping):
-            return data
-    return {}
-
-
-def _representation_of(fixture: Fixture, case: Case) -> str | None:
-    value = _case_data(fixture, case).get("representation")
-    return value if isinstance(value, str) and value else None
-
-
-def _required_classes(claim: Mapping[str, Any]) -> list[str]:
-    """The classes a claim requires, in canonical order, from either accepted spelling."""
-    raw = claim.get("evidence_required")
-    if isinstance(raw, Mapping):
-        named = {name for name, wanted in raw.items() if wanted is True}
-    elif isinstance(raw, list):
-        named = {name for name in raw if isinstance(name, str)}
-    else:
-        named = set()
-    return [name for name in EVIDENCE_CLASSES if name in named]
-
-
-def _representations(claim: Mapping[str, Any]) -> list[str]:
-    """The profile's representations, then explicit ones it lacks (a union, in order)."""
-    found: list[str] = []
-    profile = claim.get("domain_profile")
-    if isinstance(profile, str):
-        found.extend(DOMAIN_PROFILES.get(profile, ()))
-    explicit = claim.get("representations")
-    if isinstance(explicit, list):
-        found.extend(name for name in explicit if isinstance(name, str) and name)
-    return list(dict.fromkeys(found))
-
-
-def _artifact_assertions(case: Case) -> list[Mapping[str, Any]]:
-    raw = case.expected.get("artifacts")
-    if not isinstance(raw, list):
-        return []
-    return [item for item in raw if isinstance(item, Mapping)]
 
 
 def _names(cases: Iterable[Case]) -> str:
     return ", ".join(case.name for case in cases)
 
 
-# ---------------------------------------------------------------------------------------------
-# Load-time rules
-# ---------------------------------------------------------------------------------------------
-
-
-def claim_problems(fixture: Fixture, shown: str) -> list[Problem]:
-    """Load-time checks a schema cannot express (called by the loader after the schema passed).
-
-    Every problem names the fixture (``shown``) and the JSON pointer of the offending value.
-    Exemptions are deliberately not judged here: an expired or incomplete exemption is
-    ignored and reported when verdicts are computed, so that time passing cannot turn a
-    fixture that loaded yesterday into a rejected one today.
-    """
-    problems: list[Problem] = []
-
-    def problem(pointer: str, message: str) -> None:
-        problems.append(Problem(shown, pointer, message))
-
-    raw_claims = fixture.data.get("capability_claims")
-    claims: list[tuple[int, Mapping[str, Any]]] = []
-    if isinstance(raw_claims, list):
-        claims = [(i, c) for i, c in enumerate(raw_claims) if isinstance(c, Mapping)]
-
-    declared: dict[str, Mapping[str, Any]] = {}
-    first_index: dict[str, int] = {}
-    for index, claim in claims:
-        here = pointer_for("capability_claims", index)
-        claim_id = claim.get("id")
-        if not isinstance(claim_id, str) or not claim_id:
-            continue  # the schema reports it
-        if claim_id in first_index:
-            problem(here + "/id", f"duplicate claim id {claim_id!r} (also "
-                    f"/capability_claims/{first_index[claim_id]}/id)")
-            continue
-        first_index[claim_id] = index
-        declared[claim_id] = claim
-
-    for index, claim in claims:
-        problems += _one_claim_problems(index, claim, declared, shown)
-
-    for case in fixture.cases:
-        problems += _case_claim_problems(fixture, case, declared, shown)
-    return problems
-
-
-def _one_claim_problems(
-    index: int, claim: Mapping[str, Any], declared: Mapping[str, Any], shown: str
-) -> list[Problem]:
-    problems: list[Problem] = []
-    here = pointer_for("capability_claims", index)
-    claim_id = claim.get("id")
-    label = f"claim {claim_id!r}" if isinstance(claim_id, str) else "this claim"
-
-    if "evidence_required" in claim and not _required_classes(claim):
-        problems.append(Problem(shown, here + "/evidence_required", (
-            f"{label} requires no evidence class: name at least one class as required "
-            "(a claim that requires nothing would be proven by nothing)")))
-
-    semantics = claim.get("claim_semantics")
-    if claim.get("criticality") == "critical" and "claim_semantics" not in claim:
-        problems.append(Problem(shown, here + "/claim_semantics", (
-            f"{label} is critical and must say what kind of invariant it is: claim_semantics "
-            f"is one of {', '.join(CLAIM_SEMANTICS)}")))
-
-    profile = claim.get("domain_profile")
-    if isinstance(profile, str) and profile not in DOMAIN_PROFILES:
-        problems.append(Problem(shown, here + "/domain_profile", (
-            f"unknown domain_profile {profile!r}; known profiles: "
-            f"{', '.join(sorted(DOMAIN_PROFILES))} (or list the representations explicitly)")))
-    if semantics == "value_bearing" and not _representations(claim):
-        problems.append(Problem(shown, here, (
-            f"{label} is value_bearing but enumerates no representation: give a known "
-            "domain_profile or a non-empty representations list (every representation the "
-            "input format admits, e.g. JSON string, integer, float, scientific notation)")))
-
-    other = claim.get("independent_of")
-    if isinstance(other, str):
-        if other == claim_id:
-            problems.append(Problem(shown, here + "/independent_of", (
-                f"{label} cannot be independent of itself: independent_of names the "
-                "producer claim whose data generator this checker must not share")))
-        elif other not in declared:
-            problems.append(Problem(shown, here + "/independent_of", (
-                f"independent_of names {other!r}, which is not a declared claim")))
-    return problems
-
-
-def _case_claim_problems(
-    fixture: Fixture, case: Case, declared: Mapping[str, Mapping[str, Any]], shown: str
-) -> list[Problem]:
-    problems: list[Problem] = []
-    known = [claim_id for claim_id in case.supports_claims if claim_id in declared]
-    for position, claim_id in enumerate(case.supports_claims):
-        if claim_id not in declared:
-            hint = ("" if declared else " (the fixture declares no capability_claims)")
-            problems.append(Problem(
-                shown, f"{case.pointer}/supports_claims/{position}",
-                f"case {case.name!r} supports {claim_id!r}, which is not a declared claim{hint}",
-            ))
-
-    representation = _representation_of(fixture, case)
-    if representation is not None:
-        offered = {rep for claim_id in known for rep in _representations(declared[claim_id])}
-        if representation not in offered:
-            if not case.supports_claims:
-                why = "the case supports no claim"
-            elif not offered:
-                why = (f"none of the claims it supports ({', '.join(case.supports_claims)}) "
-                       "enumerates representations")
-            else:
-                why = f"the claims it supports admit {', '.join(sorted(offered))}"
-            problems.append(Problem(
-                shown, case.pointer + "/representation",
-                f"representation {representation!r} of case {case.name!r} is not one of the "
-                f"representations of a claim it supports: {why}",
-            ))
-
-    for position, assertion in enumerate(_artifact_assertions(case)):
-        tagged = assertion.get("claim")
-        if isinstance(tagged, str) and tagged not in case.supports_claims:
-            problems.append(Problem(
-                shown, f"{case.pointer}/expected/artifacts/{position}/claim",
-                f"artifact assertion names claim {tagged!r}, which case {case.name!r} does "
-                "not list in supports_claims",
-            ))
-    return problems
-
-
-# ---------------------------------------------------------------------------------------------
-# Qualification of live cases
-# ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Qualification:
-    """What evidence a case really gives, after its declared class was judged."""
-
-    declared: str | None
-    """The case's ``evidence_class`` as written."""
-    effective: str
-    """The class it counts as ("deterministic" when undeclared)."""
-    live_qualified: bool | None
-    """None when the declared class is not live; else whether it was accepted as live."""
-    disqualifiers: tuple[str, ...]
-    """Why the declared class was not accepted as is, one sentence each."""
-
-    def as_report(self) -> dict[str, Any]:
-        """The case-level report fields (``declared_evidence_class`` and the rest)."""
-        return {
-            "declared_evidence_class": self.declared,
-            "effective_evidence_class": self.effective,
-            "live_qualified": self.live_qualified,
-            "evidence_disqualifiers": list(self.disqualifiers),
-        }
-
-
-def is_generic_crash_marker(text: str) -> bool:
-    """Whether an excluded substring only says "the command did not crash".
-
-    ``Traceback``, ``Error``, ``panic``, ``FAIL``, ``TypeError``, ``Traceback (most recent
-    call last)``: a phrase made only of crash words (and the filler that accompanies them) is
-    generic.  Anything naming a value or a specific message (``555-0100``, ``error: name
-    required``) is something the command could plausibly print, so excluding it is a check.
-    """
-    words = re.findall(r"[^\W\d_]+|\d+", text)
-    if not words:
-        return False
-    marker = False
-    for word in words:
-        lower = word.lower()
-        if lower in _CRASH_WORDS or word.endswith(_CRASH_SUFFIXES):
-            marker = True
-        elif lower not in _CRASH_FILLER:
-            return False
-    return marker
-
-
-def _command_words(case: Case) -> list[str]:
-    """Every word the command passes to a program, also inside ``sh -c`` scripts."""
-    try:
-        words = [word for command in simple_commands(case.command) for word in command.argv]
-    except CommandParseError:
-        words = list(case.command)
-    # A handler invocation is often one quoted argument ("$ask roundtable --execute").
-    return words + [part for word in words for part in word.split() if part != word]
-
-
-def _ask_disqualifier(case: Case) -> tuple[str | None, bool]:
-    """(reason, execute_given) for a browser ``$ask`` handler case; reason None when fine."""
-    words = _command_words(case)
-    if not any(word.startswith("$ask") for word in words):
-        return None, True
-    execute = any(
-        word == "--execute"
-        or (word.startswith("--execute=")
-            and word.partition("=")[2].lower() not in ("0", "false", "no", "off", ""))
-        for word in words
-    )
-    readback = [
-        str(assertion.get("path")) for assertion in _artifact_assertions(case)
-        if PurePosixPath(str(assertion.get("path", ""))).name in PROVIDER_RUN_ARTIFACTS
-        and not assertion.get("optional")
-        and assertion.get("not_exists") is not True
-        and assertion.get("absent") is not True
-    ]
-    missing = []
-    if not execute:
-        missing.append("--execute")
-    if not readback:
-        missing.append("an artifact assertion on a provider run artifact ("
-                       + ", ".join(sorted(PROVIDER_RUN_ARTIFACTS)) + ")")
-    if not missing:
-        return None, True
-    reason = (f"browser $ask handler without {' and '.join(missing)}: a compile or pre-flight "
-              "of a $ask handler is deterministic mechanism proof, never a live run")
-    return reason, execute
-
-
-def _oracle_disqualifiers(case: Case) -> list[str]:
-    """Why the case has no oracle independent of the command's own report (empty: it has)."""
-    assertions = _artifact_assertions(case)
-    binding = [a for a in assertions if not a.get("optional")]
-    excluded = [
-        text
-        for stream in ("stdout_excludes", "stderr_excludes")
-        for text in (case.expected.get(stream) or ())
-        if isinstance(text, str)
-    ]
-    specific = [text for text in excluded if not is_generic_crash_marker(text)]
-    reasons = []
-    if case.readback and not binding:
-        reasons.append("readback: true with nothing behind it: no expected artifact is read "
-                       "back, so the flag is only a declaration")
-    if binding or specific:
-        return reasons
-    detail = []
-    if assertions:
-        detail.append("its only artifact assertions are optional (skipped when the file is "
-                      "missing)")
-    generic = [text for text in excluded if is_generic_crash_marker(text)]
-    if generic:
-        detail.append("its excludes (" + ", ".join(repr(t) for t in generic) + ") are generic "
-                      "crash markers whose absence is the command's own report of success")
-    if any(case.expected.get(k) for k in ("stdout_contains", "stderr_contains",
-                                          "stdout_matches", "stderr_matches")):
-        detail.append("its stdout/stderr checks read the command's own prose")
-    reasons.append("no independent read-back oracle (expected.artifacts, readback backed by an "
-                   "artifact, or stdout/stderr_excludes of something the command could "
-                   "plausibly print)" + (": " + "; ".join(detail) if detail else "")
-                   + "; an exit code plus the command's own success prose is not proof")
-    return reasons
-
-
-def qualify(case: Case) -> Qualification:
-    """Judge a case's declared evidence class; live classes must earn their name.
-
-    A case declaring ``live_e2e`` or ``adversarial_live_e2e`` is downgraded, never silently
-    accepted, when it feeds itself stub inputs, reaches no substantive production entrypoint,
-    has no independent read-back oracle, or is a browser ``$ask`` handler without
-    ``--execute`` and a read-back of the provider's run artifacts.  It then counts as
-    ``fault_injected_deterministic`` when it still reaches a real entrypoint (a real path with
-    a faked boundary) and as ``deterministic`` otherwise; a ``$ask`` case without
-    ``--execute`` is a compile/pre-flight and always counts as ``deterministic``.  An
-    ``adversarial_live_e2e`` case that is not adversarial or negative counts as ``live_e2e``.
-    Every reason is recorded.  Non-live classes are taken as declared.
-    """
-    declared = case.evidence_class
-    if declared not in LIVE_CLASSES:
-        return Qualification(declared, declared or "deterministic", None, ())
-
-    reasons: list[str] = []
-    entrypoint: str | None = None
-    try:
-        stubs = fixture_stub_inputs(case.judged_command)
-    except CommandParseError as exc:
-        stubs = []
-        reasons.append(f"its command cannot be analysed, so it reaches no entrypoint anyone "
-                       f"can vouch for: {exc}")
-    else:
-        entrypoint, explanation = real_world_entrypoint(case.judged_command, case.cwd)
-        if stubs:
-            reasons.append(f"it feeds itself fixture/stub/mocked inputs ({', '.join(stubs)}) "
-                           "as the boundary authority; write real inputs with the case's "
-                           "\"artifacts\" instead")
-        if entrypoint is None:
-            reasons.append(f"it reaches no substantive production entrypoint: {explanation}")
-    reasons += _oracle_disqualifiers(case)
-    ask_reason, execute = _ask_disqualifier(case)
-    if ask_reason is not None:
-        reasons.append(ask_reason)
-
-    if reasons:
-        # A $ask compile/pre-flight never ran the handler: mechanism proof, whatever it calls.
-        real_path = entrypoint is not None and execute
-        effective = "fault_injected_deterministic" if real_path else "deterministic"
-        return Qualification(declared, effective, False, tuple(reasons))
-    if declared == "adversarial_live_e2e" and case.type == "positive":
-        reason = ("declared adversarial_live_e2e but the case is positive: a run that expects "
-                  "success is not adversarial, so it counts as live_e2e")
-        return Qualification(declared, "live_e2e", True, (reason,))
-    return Qualification(declared, declared, True, ())
-
-
-# ---------------------------------------------------------------------------------------------
 # Verdicts
 # ---------------------------------------------------------------------------------------------
-
-
-def can_fail(case: Case) -> bool:
-    """Whether the case's expectations could reject a wrong output.
-
-    A bare ``exit_code: 0`` cannot: a pipeline that leaks the value still exits 0.  A
-    non-zero exit code, any stdout/stderr check, an artifact assertion, a trajectory or a
-    domain rule can.
-    """
-    expected = case.expected
-    exit_code = expected.get("exit_code")
-    if isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code != 0:
-        return True
-    # An empty allowed_domains is a rule too: it refuses every host.
-    return any(expected.get(key) for key in _CAPABLE_KEYS) or "allowed_domains" in expected
 
 
 @dataclass(frozen=True)
@@ -627,7 +168,7 @@ def _counts_for(evidence: _Evidence, claim_id: str) -> str | None:
     case = evidence.case
     if evidence.qualification.effective not in LIVE_CLASSES or len(case.supports_claims) < 2:
         return None
-    if any(a.get("claim") == claim_id for a in _artifact_assertions(case)):
+    if any(a.get("claim") == claim_id for a in artifact_assertions(case)):
         return None
     return (f"live case {case.name!r} supports {len(case.supports_claims)} claims "
             f"({', '.join(case.supports_claims)}) but none of its artifact assertions names "
@@ -782,7 +323,7 @@ def _judge_claim(
     claim_id = str(claim.get("id"))
     criticality = claim.get("criticality")
     semantics = claim.get("claim_semantics")
-    required = _required_classes(claim)
+    required = required_classes(claim)
 
     listing = [item for item in everyone if claim_id in item.case.supports_claims]
     counted: list[_Evidence] = []
@@ -849,7 +390,7 @@ def _judge_claim(
     }
     value_bearing = semantics == "value_bearing"
     if value_bearing:
-        matrix, missing, gap = _matrix(_representations(claim), counted)
+        matrix, missing, gap = _matrix(representations(claim), counted)
         entry["representations"] = matrix
         entry["missing_representations"] = missing
         if gap is not None:
@@ -862,7 +403,7 @@ def _judge_claim(
 
     producer = claim.get("independent_of")
     if isinstance(producer, str):
-        if any(c.get("id") == producer for c in _claims_data(fixture)) and producer != claim_id:
+        if any(c.get("id") == producer for c in claims_data(fixture)) and producer != claim_id:
             gap = _independence_gap(claim_id, producer, counted, everyone)
         else:
             gap = _Gap(f"independent_of names {producer!r}, which is not another declared "
@@ -915,7 +456,7 @@ def _evidence(fixture: Fixture, outcomes: Mapping[str, str]) -> list[_Evidence]:
             qualification=qualify(case),
             # A case the caller did not mention did not run: absence is never a pass.
             outcome=outcomes.get(case.name, NOT_TESTED),
-            representation=_representation_of(fixture, case),
+            representation=representation_of(fixture, case),
             capable=can_fail(case),
         )
         for case in fixture.cases
@@ -940,7 +481,7 @@ def capability_readiness(
     critical claims exist, important and optional ones are reported but do not gate.
     """
     everyone = _evidence(fixture, outcomes)
-    claims = _claims_data(fixture)
+    claims = claims_data(fixture)
     report: dict[str, Any] = {}
     lines: list[str] = []
     for claim in claims:

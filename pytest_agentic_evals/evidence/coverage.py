@@ -21,17 +21,21 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from .claims import (
+from pytest_agentic_evals.evidence.qualification import can_fail, is_generic_crash_marker, qualify
+from pytest_agentic_evals.jsonio import display_path
+from pytest_agentic_evals.loading import load_fixture
+from pytest_agentic_evals.loading.fixture import FixtureError
+from pytest_agentic_evals.model import (
     CRITICALITIES,
     EVIDENCE_CLASSES,
     LIVE_CLASSES,
     VALUE_REPRESENTATION_SEAM,
-    can_fail,
-    is_generic_crash_marker,
-    qualify,
+    Case,
+    Fixture,
+    declared_seams,
 )
-from .fixture import Case, Fixture, FixtureError, display_path, load_fixture
-from .problems import Problem, pointer_for
+from pytest_agentic_evals.regressions import registry as regressions
+from pytest_agentic_evals.skills import discover, fixture_paths
 
 SCHEMA = "agentic_evals.coverage.v1"
 
@@ -70,43 +74,6 @@ _PROSE_FILLER = frozenset({
     "job", "status", "everything", "good", "fine", "and", "with", "no", "errors",
 })
 _CRITICALITY_RANK = {name: rank for rank, name in enumerate(CRITICALITIES)}
-
-
-# ---------------------------------------------------------------------------------------------
-# Load-time rules (called by the loader after claim_problems)
-# ---------------------------------------------------------------------------------------------
-
-
-def _declared_seams(fixture: Fixture) -> list[tuple[int, Mapping[str, Any]]]:
-    seams = fixture.data.get("seams")
-    if not isinstance(seams, list):
-        return []
-    return [(i, seam) for i, seam in enumerate(seams) if isinstance(seam, Mapping)]
-
-
-def seam_problems(fixture: Fixture, shown: str) -> list[Problem]:
-    """Duplicate seam ids, and cases naming a seam the fixture does not declare.
-
-    The types of ``seam_type``, ``criticality`` and ``required_evidence`` are the schema's job.
-    """
-    problems: list[Problem] = []
-    first: dict[str, int] = {}
-    for index, seam in _declared_seams(fixture):
-        seam_id = seam.get("seam_id")
-        if not isinstance(seam_id, str) or not seam_id:
-            continue  # the schema reports it
-        if seam_id in first:
-            problems.append(Problem(shown, pointer_for("seams", index, "seam_id"), (
-                f"duplicate seam_id {seam_id!r} (also /seams/{first[seam_id]}/seam_id)")))
-            continue
-        first[seam_id] = index
-    for case in fixture.cases:
-        for position, seam_id in enumerate(case.seams):
-            if seam_id not in first:
-                problems.append(Problem(shown, f"{case.pointer}/seams/{position}", (
-                    f"case {case.name!r} names seam {seam_id!r}, which the fixture does not "
-                    f"declare (declared: {', '.join(sorted(first)) or 'none'})")))
-    return problems
 
 
 # ---------------------------------------------------------------------------------------------
@@ -318,7 +285,7 @@ def fixture_coverage(
 ) -> dict[str, Any]:
     """The coverage of one loaded fixture; ``registry`` is ``registry_entry``'s result."""
     guards = [_guard(case) for case in fixture.cases if case.seams]
-    declared = _declared_seams(fixture)
+    declared = declared_seams(fixture)
     declared_ids = {str(seam.get("seam_id")) for _, seam in declared}
     findings: list[dict[str, str]] = []
     invalid = False
@@ -419,7 +386,6 @@ def prioritized_next_evals(seams: Iterable[Mapping[str, Any]]) -> list[dict[str,
 def registry_entry(skill_dir: Path) -> dict[str, Any]:
     """The skill's regression registry: absent, invalid (never read as "no regressions"), or its
     records."""
-    from . import regressions
 
     path = regressions.find_registry(skill_dir) if skill_dir.is_dir() else None
     if path is None:
@@ -499,7 +465,6 @@ def show(skill_dir: Path, fixture_paths: Sequence[Path], today: date,
 
 def audit(root: Path, today: date,
           extra_expectations: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
-    from .skills import discover, fixture_paths
 
     jobs = [(s.path, fixture_paths(s)) for s in discover(root)]
     workers = min(os.cpu_count() or 1, MAX_WORKERS)

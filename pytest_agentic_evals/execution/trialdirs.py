@@ -39,8 +39,14 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .fixture import Case, Fixture
-from .workspace import Ignore, Workspace, copy_at, ignore_for_copy, remove_path
+from pytest_agentic_evals.execution.workspace import (
+    Ignore,
+    Workspace,
+    copy_at,
+    ignore_for_copy,
+    remove_path,
+)
+from pytest_agentic_evals.model import Case, Fixture
 
 # mode, inode, size, modification time, change time (ns) of one directory entry
 EntryRecord = tuple[int, int, int, int, int]

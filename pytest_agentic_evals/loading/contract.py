@@ -7,15 +7,15 @@ proves nothing. Commands are judged structurally (see ``commands``), never by su
 
 from __future__ import annotations
 
-from .commands import (
+from pytest_agentic_evals.model import SKILL_MINIMUM_TRIALS, Case, Fixture
+from pytest_agentic_evals.problems import Problem
+from pytest_agentic_evals.shell import (
     CommandParseError,
     fixture_stub_inputs,
     real_world_entrypoint,
     sampling,
     triviality,
 )
-from .fixture import SKILL_MINIMUM_TRIALS, Case, Fixture
-from .problems import Problem
 
 COMPLIANCE_MINIMUM_SAMPLES = 50
 FAILURE_SEEKING_TYPES = ("negative", "adversarial")

@@ -30,22 +30,24 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from .expectations import ExpectationKind
-from .fixture import (
-    FIXTURES_DIRNAME,
-    Fixture,
-    FixtureError,
-    display_path,
-    load_fixture,
-    parse_json_document,
-    schema_text,
+from pytest_agentic_evals.execution.environment import RunSettings, runner_environment
+from pytest_agentic_evals.execution.process import run_process
+from pytest_agentic_evals.execution.trial import run_trial
+from pytest_agentic_evals.execution.workspace import SKIPPED_NAMES
+from pytest_agentic_evals.expectations.builtin import ExpectationKind
+from pytest_agentic_evals.expectations.output import excerpt, search_stream, secret_values
+from pytest_agentic_evals.jsonio import decode_json, display_path, write_json_atomically
+from pytest_agentic_evals.loading import load_fixture
+from pytest_agentic_evals.loading.fixture import FixtureError
+from pytest_agentic_evals.model import FIXTURES_DIRNAME, PASS, Fixture
+from pytest_agentic_evals.problems import (
+    InputError,
+    Problem,
+    explain_schema_error,
+    pointer_for,
+    shown_value,
 )
-from .output import excerpt, search_stream, secret_values
-from .problems import InputError, Problem, explain_schema_error, pointer_for, shown_value
-from .process import run_process
-from .report import write_json_atomically
-from .trial import _DROPPED_PREFIXES, _DROPPED_VARIABLES, PASS, RunSettings, run_trial
-from .workspace import SKIPPED_NAMES
+from pytest_agentic_evals.schemas import schema_text
 
 REGISTRY_SCHEMA = "agentic_evals.regressions.v1"
 AUDIT_SCHEMA = "agentic_evals.regressions_audit.v1"
@@ -259,8 +261,8 @@ def load_registry(path: str | os.PathLike[str]) -> Registry:
     except OSError as exc:
         raise RegistryError([Problem(shown, "", f"cannot read registry: {exc.strerror}")]) from None
     try:
-        data = parse_json_document(raw, shown)
-    except FixtureError as exc:
+        data = decode_json(raw, shown)
+    except InputError as exc:
         raise RegistryError(exc.problems) from None
     return registry_from_data(data, registry_path)
 
@@ -760,10 +762,7 @@ def proof_environment(
     regression: Regression, settings: RunSettings, scratch: Path
 ) -> dict[str, str]:
     """The runner's environment as a trial gets it, plus the recursion guard and the proof's env."""
-    env = {
-        name: value for name, value in os.environ.items()
-        if name not in _DROPPED_VARIABLES and not name.startswith(_DROPPED_PREFIXES)
-    }
+    env = runner_environment()
     env.update({
         GUARD_VARIABLE: regression.regression_id,
         "AGENTIC_EVALS_RUN_ID": settings.run_id,
@@ -987,8 +986,8 @@ def record_last_proven(path: Path, regression_ids: Iterable[str], day: date) -> 
     wanted = set(regression_ids)
     shown = display_path(path)
     try:
-        data = parse_json_document(path.read_bytes(), shown)
-    except FixtureError as exc:
+        data = decode_json(path.read_bytes(), shown)
+    except InputError as exc:
         raise RegistryError(exc.problems) from None
     except OSError as exc:
         raise RegistryError([Problem(shown, "", f"cannot read registry: {exc.strerror}")]) from None

@@ -31,8 +31,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .expectations import ArtifactError, Observation
-from .jsonvalues import json_equal
+from pytest_agentic_evals.expectations.observation import ArtifactError, Observation
+from pytest_agentic_evals.jsonvalues import json_equal
 
 MAX_TRAJECTORY_BYTES = 64 * 1024 * 1024
 TRAJECTORY_NOT_FOUND = "trajectory not found"

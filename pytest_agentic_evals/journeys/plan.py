@@ -29,19 +29,19 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from .claims import CRITICALITIES
-from .fixture import (
-    Fixture,
-    FixtureError,
-    display_path,
-    fixture_from_data,
-    fixture_schema,
-    load_fixture,
-    parse_json_document,
-    schema_text,
+from pytest_agentic_evals.jsonio import decode_json, display_path
+from pytest_agentic_evals.loading import fixture_from_data, load_fixture
+from pytest_agentic_evals.loading.fixture import FixtureError, fixture_schema
+from pytest_agentic_evals.model import CRITICALITIES, Fixture
+from pytest_agentic_evals.problems import (
+    InputError,
+    Problem,
+    explain_schema_error,
+    pointer_for,
+    shown_value,
 )
-from .problems import InputError, Problem, explain_schema_error, pointer_for, shown_value
-from .schemacheck import Check, compile_check
+from pytest_agentic_evals.schemas import schema_text
+from pytest_agentic_evals.schemas.compiled import Check, compile_check
 
 PLAN_SCHEMA = "agentic_evals.journey_plan.v1"
 REQUIREMENTS_SCHEMA = "agentic_evals.requirements.v1"
@@ -162,37 +162,11 @@ def _read_document(path: str | os.PathLike[str], schema: str) -> tuple[Document 
     except OSError as exc:
         return None, [Problem(shown, "", f"cannot read file: {exc.strerror}")]
     try:
-        data = _decode(raw, shown)
+        data = decode_json(raw, shown)
     except InputError as exc:
         return None, list(exc.problems)
     problems = schema_problems(data, schema, shown)
     return Document(absolute, shown, hashlib.sha256(raw).hexdigest(), data), problems
-
-
-def _decode(raw: bytes, shown: str) -> Any:
-    """JSON decoded as strictly as a fixture (UTF-8, no duplicate key, no NaN), faster: the
-    duplicate check is left to C, and the fixture's parser, which explains each problem, only
-    runs on a document that has one."""
-    duplicated = False
-
-    def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        nonlocal duplicated
-        made = dict(pairs)
-        if len(made) != len(pairs):
-            duplicated = True
-        return made
-
-    def refuse(name: str) -> Any:
-        raise ValueError(name)
-
-    try:
-        data = json.loads(raw.decode("utf-8-sig"), object_pairs_hook=pairs_hook,
-                          parse_constant=refuse)
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        duplicated = True
-    if duplicated:
-        return parse_json_document(raw, shown)  # raises, naming every problem
-    return data
 
 
 def schema_problems(data: Any, schema: str, shown: str) -> list[Problem]:

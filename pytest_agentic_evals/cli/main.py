@@ -16,13 +16,21 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from . import regressions, skills
-from .expectations import ExpectationKind, builtin_kinds
-from .fixture import Fixture, FixtureError, load_fixture, schema_text
-from .report import json_text, report_problems, write_json_atomically, write_text_atomically
-from .summary import markdown, terminal_lines
-from .trial import DEFAULT_TIMEOUT_SECONDS, RunSettings
-from .workspace import new_run_dir
+from pytest_agentic_evals import skills
+from pytest_agentic_evals.evidence import coverage
+from pytest_agentic_evals.execution.environment import DEFAULT_TIMEOUT_SECONDS, RunSettings
+from pytest_agentic_evals.execution.rundirs import new_run_dir
+from pytest_agentic_evals.expectations.builtin import ExpectationKind, builtin_kinds
+from pytest_agentic_evals.journeys import plan as journeys
+from pytest_agentic_evals.jsonio import json_text, write_json_atomically, write_text_atomically
+from pytest_agentic_evals.loading import load_fixture
+from pytest_agentic_evals.loading.fixture import FixtureError
+from pytest_agentic_evals.model import Fixture
+from pytest_agentic_evals.problems import InputError
+from pytest_agentic_evals.regressions import registry as regressions
+from pytest_agentic_evals.report import report_problems
+from pytest_agentic_evals.schemas import schema_text
+from pytest_agentic_evals.summary import markdown, terminal_lines
 
 EXIT_OK, EXIT_GATE, EXIT_INPUT = 0, 1, 2
 EXIT_INTERRUPTED = 130
@@ -347,7 +355,6 @@ def _add_regressions(commands: Any) -> None:
 
 def cmd_coverage(args: argparse.Namespace) -> int:
     """``coverage show SKILL_DIR`` and ``coverage audit ROOT``: static, executes nothing."""
-    from . import coverage
 
     target = Path(args.path)
     if not target.is_dir():
@@ -547,8 +554,6 @@ def _add_skill_trees(commands: Any) -> None:
 
 def cmd_plan_journeys(args: argparse.Namespace) -> int:
     """``plan-journeys``: bind requirements to discovered controls; executes nothing."""
-    from . import journeys
-    from .problems import InputError
 
     try:
         inputs = journeys.load_inputs(args.fixture, args.requirements,

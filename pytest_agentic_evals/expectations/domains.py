@@ -37,11 +37,10 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
-if TYPE_CHECKING:
-    from .expectations import Observation
+from pytest_agentic_evals.expectations.observation import Observation
 
 RULE_KEYS = ("allowed_domains", "disallowed_domains")
 FAILURE_PREFIXES = tuple(f"{key}:" for key in RULE_KEYS)

@@ -16,11 +16,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import pytest
 
-from .regressions import (
+from pytest_agentic_evals.execution.environment import RunSettings
+from pytest_agentic_evals.expectations.builtin import ExpectationKind, extra_schemas
+from pytest_agentic_evals.model import Fixture
+from pytest_agentic_evals.regressions.registry import (
     GUARD_VARIABLE,
     REGISTRY_FILENAME,
     VERIFIED,
@@ -33,9 +36,6 @@ from .regressions import (
     verification_lines,
     verify_regression,
 )
-
-if TYPE_CHECKING:
-    from .plugin import AgenticEvalsSession
 
 REGRESSIONS_KEY = pytest.StashKey["RegressionPlugin"]()
 PLUGIN_NAME = "agentic-evals-regressions"
@@ -58,6 +58,19 @@ def _registry_nodeid(nodeid: str) -> tuple[str, str] | None:
     return path, name
 
 
+class SessionState(Protocol):
+    """What regression items need of the session's state (the plugin's session object)."""
+
+    config: pytest.Config
+    is_worker: bool
+    cases_wanted: list[str]
+    settings: RunSettings
+
+    def kinds_from(self, hook: Any) -> dict[str, ExpectationKind]: ...
+
+    def trials_for(self, fixture: Fixture) -> int: ...
+
+
 class RegressionNotVerified(Exception):
     """An active regression whose guard could not demonstrate fail-before-fix."""
 
@@ -69,13 +82,13 @@ class RegressionNotVerified(Exception):
 class RegressionPlugin:
     """Collection of registries, and the results of their items."""
 
-    def __init__(self, state: AgenticEvalsSession) -> None:
+    def __init__(self, state: SessionState) -> None:
         self.state = state
         # node id of a regression item -> its verification result (controller side)
         self.results: dict[str, dict[str, Any]] = {}
 
     @classmethod
-    def install(cls, config: pytest.Config, state: AgenticEvalsSession) -> None:
+    def install(cls, config: pytest.Config, state: SessionState) -> None:
         if os.environ.get(GUARD_VARIABLE):
             # This process is a proof (or runs inside one): verifying regressions here would
             # start the proof again, without end.
@@ -205,7 +218,6 @@ class RegressionItem(pytest.Item):
         self.extra_keyword_matches.update(regression.claim_ids + regression.seam_ids)
 
     def runtest(self) -> None:
-        from .plugin import extra_schemas
 
         state = self.config.stash[REGRESSIONS_KEY].state
         # ihook sees the conftest files of the registry's folder, as for the fixture beside it.

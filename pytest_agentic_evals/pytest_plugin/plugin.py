@@ -20,23 +20,22 @@ from typing import IO, Any
 
 import pytest
 
-from . import hookspecs
-from .claims import qualify
-from .expectations import ExpectationKind, builtin_kinds
-from .fixture import Case, Fixture, FixtureError, load_fixture
-from .regression_items import RegressionPlugin, regression_results
-from .regressions import is_registry
-from .report import (
-    build_fixture_report,
-    session_report,
-    write_json_atomically,
-    write_text_atomically,
-)
-from .summary import fixture_reports, markdown, terminal_lines
-from .trial import BLOCKED, FAIL, RunSettings, TrialResult, run_trial
-from .trialdirs import TrialDirs
-from .verdicts import fixture_gate
-from .workspace import IN_USE_MARKER, new_run_dir, runs_root
+from pytest_agentic_evals.evidence.qualification import qualify
+from pytest_agentic_evals.execution.environment import RunSettings
+from pytest_agentic_evals.execution.rundirs import IN_USE_MARKER, new_run_dir, runs_root
+from pytest_agentic_evals.execution.trial import TrialResult, run_trial
+from pytest_agentic_evals.execution.trialdirs import TrialDirs
+from pytest_agentic_evals.expectations.builtin import ExpectationKind, builtin_kinds, extra_schemas
+from pytest_agentic_evals.jsonio import write_json_atomically, write_text_atomically
+from pytest_agentic_evals.loading import load_fixture
+from pytest_agentic_evals.loading.fixture import FixtureError
+from pytest_agentic_evals.model import BLOCKED, FAIL, Case, Fixture
+from pytest_agentic_evals.pytest_plugin import hookspecs
+from pytest_agentic_evals.pytest_plugin.regressions import RegressionPlugin, regression_results
+from pytest_agentic_evals.regressions.registry import is_registry
+from pytest_agentic_evals.report import build_fixture_report, session_report
+from pytest_agentic_evals.summary import fixture_reports, markdown, terminal_lines
+from pytest_agentic_evals.verdicts import fixture_gate
 
 STATE_KEY = pytest.StashKey["AgenticEvalsSession"]()
 CATALOG_KEY = "agentic_evals_catalog"
@@ -404,12 +403,6 @@ class AgenticEvalsSession:
             write(f"agentic-evals: session {verb}, not READY:", red=True, bold=True)
             for reason in self.gate_failures:
                 write(f"  {reason}", red=True)
-
-
-def extra_schemas(kinds: dict[str, ExpectationKind]) -> dict[str, Any]:
-    """JSON Schemas of the kinds that plugins add, for the loader to accept their keys."""
-    builtin = builtin_kinds()
-    return {key: dict(kind.schema or {}) for key, kind in kinds.items() if key not in builtin}
 
 
 def _junit_xml(config: pytest.Config) -> Any:

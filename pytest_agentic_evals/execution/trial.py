@@ -6,72 +6,36 @@ an xdist worker to the controller unchanged.
 
 from __future__ import annotations
 
-import os
 import secrets
 import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import workspace as ws
-from .domains import (
+from pytest_agentic_evals.execution import workspace as ws
+from pytest_agentic_evals.execution.environment import RunSettings, trial_environment
+from pytest_agentic_evals.execution.process import ProcessResult, run_process
+from pytest_agentic_evals.execution.trialdirs import Lease, TrialDirs
+from pytest_agentic_evals.expectations.builtin import (
+    ExpectationKind,
+    check_expectations,
+    file_sha256,
+    stream_needles,
+)
+from pytest_agentic_evals.expectations.domains import (
     FAILURE_PREFIXES,
     DomainPolicy,
     DomainProxy,
     proxy_environment,
     unenforced_report,
 )
-from .expectations import (
-    ArtifactError,
-    ExpectationKind,
-    Observation,
-    check_expectations,
-    file_sha256,
-    stream_needles,
-)
-from .fixture import Case, Fixture
-from .output import excerpt, secret_values
-from .process import ProcessResult, run_process
-from .trajectory import TRAJECTORY_NOT_FOUND
-from .trialdirs import Lease, TrialDirs
-
-PASS, FAIL, BLOCKED = "PASS", "FAIL", "BLOCKED"
-DEFAULT_TIMEOUT_SECONDS = 30.0
-# Variables of the runner's own Python or pytest that must not leak into a skill's run.
-_DROPPED_VARIABLES = frozenset({"VIRTUAL_ENV", "VIRTUAL_ENV_PROMPT", "PYTHONHOME"})
-_DROPPED_PREFIXES = ("PYTEST_", "AGENTIC_EVALS_")
+from pytest_agentic_evals.expectations.observation import ArtifactError, Observation
+from pytest_agentic_evals.expectations.output import excerpt, secret_values
+from pytest_agentic_evals.expectations.trajectory import TRAJECTORY_NOT_FOUND
+from pytest_agentic_evals.model import BLOCKED, FAIL, PASS, Case, Fixture
 
 TrialResult = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class RunSettings:
-    run_id: str
-    run_dir: Path
-    default_timeout: float = DEFAULT_TIMEOUT_SECONDS
-    keep_passed_workspaces: bool = False
-    # Shared by the trials of one process so that directories can be reused; None: one per trial.
-    trial_dirs: TrialDirs | None = field(default=None, compare=False)
-
-
-def trial_environment(
-    case: Case, trial: int, settings: RunSettings, scratch: Path, fixture_dir: Path
-) -> dict[str, str]:
-    env = {
-        name: value
-        for name, value in os.environ.items()
-        if name not in _DROPPED_VARIABLES and not name.startswith(_DROPPED_PREFIXES)
-    }
-    env.update({
-        "AGENTIC_EVALS_TRIAL": str(trial),
-        "AGENTIC_EVALS_TRIAL_DIR": str(scratch),
-        "AGENTIC_EVALS_RUN_ID": settings.run_id,
-        "AGENTIC_EVALS_FIXTURE_DIR": str(fixture_dir),
-        "AGENTIC_EVALS_TRAJECTORY": str(scratch / "trajectory.jsonl"),
-    })
-    env.update(case.env)
-    return env
 
 
 def expand_placeholders(argv: tuple[str, ...], values: Mapping[str, str]) -> list[str]:

@@ -13,7 +13,7 @@ import pluggy
 if TYPE_CHECKING:
     import pytest
 
-    from .expectations import ExpectationKind
+    from pytest_agentic_evals.expectations.builtin import ExpectationKind
 
 hookspec = pluggy.HookspecMarker("pytest")
 

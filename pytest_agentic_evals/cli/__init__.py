@@ -1,0 +1,1 @@
+"""The ``agentic-evals`` command."""

@@ -1,0 +1,1 @@
+"""What the evidence of a run proves: live qualification, capability claims, seam coverage."""

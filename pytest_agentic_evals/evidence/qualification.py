@@ -1,0 +1,252 @@
+"""Live qualification: what evidence a case really gives, whatever class it declares.
+
+A case claiming to be a live run is qualified structurally (real entrypoint, no stub inputs,
+an oracle independent of the command's own prose) and downgraded with recorded reasons when it
+is not one. ``can_fail`` tells whether a case's expectations could reject a wrong output.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any
+
+from pytest_agentic_evals.model import LIVE_CLASSES, Case, artifact_assertions
+from pytest_agentic_evals.shell import (
+    CommandParseError,
+    fixture_stub_inputs,
+    real_world_entrypoint,
+    simple_commands,
+)
+
+# Files a browser/provider ``$ask`` handler writes when it really ran against the provider; a
+# compile or pre-flight step writes none of them, so reading one back is what tells them apart.
+PROVIDER_RUN_ARTIFACTS = frozenset({
+    "node-receipt.json",
+    "response.md",
+    "response.meta.json",
+    "browser-tab-lifecycle.json",
+    "execution-status.json",
+    "roundtable-summary.md",
+    "compete-scorecard.json",
+})
+
+# Expectation keys that can reject a wrong output.  ``exit_code`` is judged apart (only a
+# non-zero one can catch a leak); ``must_exercise`` is checked at load and
+# ``blocked_when_stdout_contains`` can only turn a failure into BLOCKED, so neither counts.
+_CAPABLE_KEYS = (
+    "artifacts",
+    "stdout_contains",
+    "stderr_contains",
+    "stdout_excludes",
+    "stderr_excludes",
+    "stdout_matches",
+    "stderr_matches",
+    "trajectory",
+    "allowed_domains",
+    "disallowed_domains",
+)
+
+# Words of a generic crash report.  Their absence from the output is only the command saying
+# it did not crash, which is its own report of success, not an independent observation.
+_CRASH_WORDS = frozenset({
+    "traceback", "error", "errors", "exception", "exceptions", "panic", "panicked", "fail",
+    "failed", "failure", "failures", "fatal", "abort", "aborted", "crash", "crashed",
+    "segfault", "segmentation", "fault", "stacktrace", "unhandled", "uncaught", "core",
+    "dumped",
+})
+# Words that only accompany crash markers ("Traceback (most recent call last)",
+# "thread 'main' panicked at"); alone they carry no information either.
+_CRASH_FILLER = frozenset({
+    "most", "recent", "call", "last", "at", "in", "the", "of", "a", "an", "thread", "main",
+    "stack", "trace", "runtime", "internal", "unexpected", "occurred", "with",
+})
+# Exception class names (TypeError, NullPointerException), matched in CamelCase only so that
+# an ordinary word that happens to end in "error" ("terror") is not taken for one.
+_CRASH_SUFFIXES = ("Error", "Exception")
+
+
+@dataclass(frozen=True)
+class Qualification:
+    """What evidence a case really gives, after its declared class was judged."""
+
+    declared: str | None
+    """The case's ``evidence_class`` as written."""
+    effective: str
+    """The class it counts as ("deterministic" when undeclared)."""
+    live_qualified: bool | None
+    """None when the declared class is not live; else whether it was accepted as live."""
+    disqualifiers: tuple[str, ...]
+    """Why the declared class was not accepted as is, one sentence each."""
+
+    def as_report(self) -> dict[str, Any]:
+        """The case-level report fields (``declared_evidence_class`` and the rest)."""
+        return {
+            "declared_evidence_class": self.declared,
+            "effective_evidence_class": self.effective,
+            "live_qualified": self.live_qualified,
+            "evidence_disqualifiers": list(self.disqualifiers),
+        }
+
+
+def is_generic_crash_marker(text: str) -> bool:
+    """Whether an excluded substring only says "the command did not crash".
+
+    ``Traceback``, ``Error``, ``panic``, ``FAIL``, ``TypeError``, ``Traceback (most recent
+    call last)``: a phrase made only of crash words (and the filler that accompanies them) is
+    generic.  Anything naming a value or a specific message (``555-0100``, ``error: name
+    required``) is something the command could plausibly print, so excluding it is a check.
+    """
+    words = re.findall(r"[^\W\d_]+|\d+", text)
+    if not words:
+        return False
+    marker = False
+    for word in words:
+        lower = word.lower()
+        if lower in _CRASH_WORDS or word.endswith(_CRASH_SUFFIXES):
+            marker = True
+        elif lower not in _CRASH_FILLER:
+            return False
+    return marker
+
+
+def _command_words(case: Case) -> list[str]:
+    """Every word the command passes to a program, also inside ``sh -c`` scripts."""
+    try:
+        words = [word for command in simple_commands(case.command) for word in command.argv]
+    except CommandParseError:
+        words = list(case.command)
+    # A handler invocation is often one quoted argument ("$ask roundtable --execute").
+    return words + [part for word in words for part in word.split() if part != word]
+
+
+def _ask_disqualifier(case: Case) -> tuple[str | None, bool]:
+    """(reason, execute_given) for a browser ``$ask`` handler case; reason None when fine."""
+    words = _command_words(case)
+    if not any(word.startswith("$ask") for word in words):
+        return None, True
+    execute = any(
+        word == "--execute"
+        or (word.startswith("--execute=")
+            and word.partition("=")[2].lower() not in ("0", "false", "no", "off", ""))
+        for word in words
+    )
+    readback = [
+        str(assertion.get("path")) for assertion in artifact_assertions(case)
+        if PurePosixPath(str(assertion.get("path", ""))).name in PROVIDER_RUN_ARTIFACTS
+        and not assertion.get("optional")
+        and assertion.get("not_exists") is not True
+        and assertion.get("absent") is not True
+    ]
+    missing = []
+    if not execute:
+        missing.append("--execute")
+    if not readback:
+        missing.append("an artifact assertion on a provider run artifact ("
+                       + ", ".join(sorted(PROVIDER_RUN_ARTIFACTS)) + ")")
+    if not missing:
+        return None, True
+    reason = (f"browser $ask handler without {' and '.join(missing)}: a compile or pre-flight "
+              "of a $ask handler is deterministic mechanism proof, never a live run")
+    return reason, execute
+
+
+def _oracle_disqualifiers(case: Case) -> list[str]:
+    """Why the case has no oracle independent of the command's own report (empty: it has)."""
+    assertions = artifact_assertions(case)
+    binding = [a for a in assertions if not a.get("optional")]
+    excluded = [
+        text
+        for stream in ("stdout_excludes", "stderr_excludes")
+        for text in (case.expected.get(stream) or ())
+        if isinstance(text, str)
+    ]
+    specific = [text for text in excluded if not is_generic_crash_marker(text)]
+    reasons = []
+    if case.readback and not binding:
+        reasons.append("readback: true with nothing behind it: no expected artifact is read "
+                       "back, so the flag is only a declaration")
+    if binding or specific:
+        return reasons
+    detail = []
+    if assertions:
+        detail.append("its only artifact assertions are optional (skipped when the file is "
+                      "missing)")
+    generic = [text for text in excluded if is_generic_crash_marker(text)]
+    if generic:
+        detail.append("its excludes (" + ", ".join(repr(t) for t in generic) + ") are generic "
+                      "crash markers whose absence is the command's own report of success")
+    if any(case.expected.get(k) for k in ("stdout_contains", "stderr_contains",
+                                          "stdout_matches", "stderr_matches")):
+        detail.append("its stdout/stderr checks read the command's own prose")
+    reasons.append("no independent read-back oracle (expected.artifacts, readback backed by an "
+                   "artifact, or stdout/stderr_excludes of something the command could "
+                   "plausibly print)" + (": " + "; ".join(detail) if detail else "")
+                   + "; an exit code plus the command's own success prose is not proof")
+    return reasons
+
+
+def qualify(case: Case) -> Qualification:
+    """Judge a case's declared evidence class; live classes must earn their name.
+
+    A case declaring ``live_e2e`` or ``adversarial_live_e2e`` is downgraded, never silently
+    accepted, when it feeds itself stub inputs, reaches no substantive production entrypoint,
+    has no independent read-back oracle, or is a browser ``$ask`` handler without
+    ``--execute`` and a read-back of the provider's run artifacts.  It then counts as
+    ``fault_injected_deterministic`` when it still reaches a real entrypoint (a real path with
+    a faked boundary) and as ``deterministic`` otherwise; a ``$ask`` case without
+    ``--execute`` is a compile/pre-flight and always counts as ``deterministic``.  An
+    ``adversarial_live_e2e`` case that is not adversarial or negative counts as ``live_e2e``.
+    Every reason is recorded.  Non-live classes are taken as declared.
+    """
+    declared = case.evidence_class
+    if declared not in LIVE_CLASSES:
+        return Qualification(declared, declared or "deterministic", None, ())
+
+    reasons: list[str] = []
+    entrypoint: str | None = None
+    try:
+        stubs = fixture_stub_inputs(case.judged_command)
+    except CommandParseError as exc:
+        stubs = []
+        reasons.append(f"its command cannot be analysed, so it reaches no entrypoint anyone "
+                       f"can vouch for: {exc}")
+    else:
+        entrypoint, explanation = real_world_entrypoint(case.judged_command, case.cwd)
+        if stubs:
+            reasons.append(f"it feeds itself fixture/stub/mocked inputs ({', '.join(stubs)}) "
+                           "as the boundary authority; write real inputs with the case's "
+                           "\"artifacts\" instead")
+        if entrypoint is None:
+            reasons.append(f"it reaches no substantive production entrypoint: {explanation}")
+    reasons += _oracle_disqualifiers(case)
+    ask_reason, execute = _ask_disqualifier(case)
+    if ask_reason is not None:
+        reasons.append(ask_reason)
+
+    if reasons:
+        # A $ask compile/pre-flight never ran the handler: mechanism proof, whatever it calls.
+        real_path = entrypoint is not None and execute
+        effective = "fault_injected_deterministic" if real_path else "deterministic"
+        return Qualification(declared, effective, False, tuple(reasons))
+    if declared == "adversarial_live_e2e" and case.type == "positive":
+        reason = ("declared adversarial_live_e2e but the case is positive: a run that expects "
+                  "success is not adversarial, so it counts as live_e2e")
+        return Qualification(declared, "live_e2e", True, (reason,))
+    return Qualification(declared, declared, True, ())
+
+
+def can_fail(case: Case) -> bool:
+    """Whether the case's expectations could reject a wrong output.
+
+    A bare ``exit_code: 0`` cannot: a pipeline that leaks the value still exits 0.  A
+    non-zero exit code, any stdout/stderr check, an artifact assertion, a trajectory or a
+    domain rule can.
+    """
+    expected = case.expected
+    exit_code = expected.get("exit_code")
+    if isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code != 0:
+        return True
+    # An empty allowed_domains is a rule too: it refuses every host.
+    return any(expected.get(key) for key in _CAPABLE_KEYS) or "allowed_domains" in expected

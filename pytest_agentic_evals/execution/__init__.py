@@ -1,0 +1,1 @@
+"""Running a trial: its process, its workspace and directories, its environment."""

@@ -1,0 +1,1 @@
+"""Journey planning: binding requirements to what live discovery observed of an application."""

@@ -1,0 +1,63 @@
+"""Loading a fixture: JSON syntax, the shipped JSON Schema, and the rules a schema cannot say.
+
+The pipeline: decode strictly (``jsonio``), build the fixture and check its structure
+(``loading.fixture``), then the rules over claims (``loading.claims``) and seams
+(``loading.seams``), and last the anti-slush contract (``loading.contract``), which judges the
+fixture as a whole and so only runs on a structurally sound one. Nothing here runs a command.
+``load_fixture`` returns a ``Fixture`` or raises ``FixtureError`` listing every problem, each
+with the file and the JSON pointer of the offending value.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pytest_agentic_evals.jsonio import decode_json, display_path
+from pytest_agentic_evals.loading.claims import claim_problems
+from pytest_agentic_evals.loading.contract import contract_violations
+from pytest_agentic_evals.loading.fixture import FixtureError, build_fixture
+from pytest_agentic_evals.loading.seams import seam_problems
+from pytest_agentic_evals.model import Fixture
+from pytest_agentic_evals.problems import InputError, Problem
+
+__all__ = ["FixtureError", "fixture_from_data", "load_fixture"]
+
+
+def load_fixture(
+    path: str | os.PathLike[str],
+    extra_expectations: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Fixture:
+    """Read, validate and judge a fixture file; raise FixtureError with every problem."""
+    fixture_path = Path(os.path.abspath(path))
+    shown = display_path(fixture_path)
+    try:
+        raw = fixture_path.read_bytes()
+    except OSError as exc:
+        raise FixtureError([Problem(shown, "", f"cannot read fixture: {exc.strerror}")]) from None
+    try:
+        data = decode_json(raw, shown)
+    except InputError as exc:
+        raise FixtureError(exc.problems) from None
+    return fixture_from_data(data, fixture_path, raw, extra_expectations)
+
+
+def fixture_from_data(
+    data: Any,
+    fixture_path: Path,
+    raw: bytes | None = None,
+    extra_expectations: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Fixture:
+    """Validate already-decoded fixture data; raise FixtureError with every problem."""
+    shown = display_path(fixture_path)
+    fixture, problems = build_fixture(data, fixture_path, raw, extra_expectations)
+    problems += claim_problems(fixture, shown)
+    problems += seam_problems(fixture, shown)
+    if problems:
+        raise FixtureError(problems, contract_pending=True)
+    problems = contract_violations(fixture, shown)
+    if problems:
+        raise FixtureError(problems)
+    return fixture

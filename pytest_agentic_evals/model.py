@@ -1,0 +1,219 @@
+"""The data the product works on: a fixture, its cases, and the names of outcomes and verdicts.
+
+Loaders build these objects (``loading``); everything downstream reads them. Nothing here
+imports another module of the package but ``problems``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_agentic_evals.problems import pointer_for
+
+CASE_TYPES = ("positive", "negative", "adversarial")
+SKILL_MINIMUM_TRIALS = 2
+# A fixture that does not say how many trials gets one; the contract refuses that for skills.
+DEFAULT_TRIALS = 1
+# The directory a fixture conventionally lives in; its parent is then the skill's directory.
+FIXTURES_DIRNAME = "fixtures"
+
+
+@dataclass(frozen=True)
+class InputArtifact:
+    path: str
+    content: Any
+    outside_workspace: bool = False
+
+    def text(self) -> str:
+        if isinstance(self.content, str):
+            return self.content
+        return json.dumps(self.content, indent=2)
+
+
+@dataclass(frozen=True)
+class Case:
+    index: int
+    name: str
+    type: str
+    command: tuple[str, ...]
+    expected: Mapping[str, Any]
+    cwd: Path
+    """Absolute working directory in the source tree (the fixture's directory or its ``cwd``)."""
+    fixture_dir: Path = Path()
+    """The folder of the fixture file, which ``{fixture_dir}`` names at run time."""
+    required: bool = True
+    real_world: bool = False
+    evidence_class: str | None = None
+    supports_claims: tuple[str, ...] = ()
+    seams: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    timeout_seconds: float | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    workspace: str = "copy"
+    must_exercise: tuple[str, ...] = ()
+    blocked_markers: tuple[str, ...] = ()
+    readback: bool = False
+    input_artifacts: tuple[InputArtifact, ...] = ()
+    description: str = ""
+
+    @property
+    def pointer(self) -> str:
+        return pointer_for("cases", self.index)
+
+    @property
+    def judged_command(self) -> tuple[str, ...]:
+        """The command as load-time judgements see it: ``{fixture_dir}`` becomes the path it
+        names, relative to the working directory, so that where a checkout lives (say under a
+        folder called ``fixtures``) cannot change a verdict."""
+        relative = os.path.relpath(self.fixture_dir, self.cwd)
+        return tuple(word.replace("{fixture_dir}", relative) for word in self.command)
+
+
+@dataclass(frozen=True)
+class Fixture:
+    path: Path
+    sha256: str
+    data: Mapping[str, Any]
+    cases: tuple[Case, ...]
+    skill_dir: Path
+    """The directory each private trial workspace copies: the fixture's directory, or its
+    parent when the fixture sits in a ``fixtures/`` folder."""
+
+    @property
+    def skill(self) -> str:
+        return str(self.data.get("skill") or self.skill_dir.name)
+
+    @property
+    def trials(self) -> int:
+        return int(self.data.get("trials", DEFAULT_TRIALS))
+
+    @property
+    def eval_kind(self) -> str:
+        return str(self.data.get("eval_kind", "skill"))
+
+    @property
+    def eval_tier(self) -> str:
+        return str(self.data.get("eval_tier", "standard"))
+
+    @property
+    def exempt_from_contract(self) -> bool:
+        return self.eval_kind in ("runner_selftest", "scaffold") and self.eval_tier != "compliance"
+
+    @property
+    def minimum_trials(self) -> int:
+        return 1 if self.exempt_from_contract else SKILL_MINIMUM_TRIALS
+
+    def case(self, name: str) -> Case:
+        for case in self.cases:
+            if case.name == name:
+                return case
+        raise KeyError(name)
+
+
+def skill_dir_for(fixture_path: Path) -> Path:
+    parent = fixture_path.parent
+    return parent.parent if parent.name == FIXTURES_DIRNAME else parent
+
+
+# Trial and case outcomes.
+PASS, FAIL, BLOCKED, NOT_TESTED = "PASS", "FAIL", "BLOCKED", "NOT_TESTED"
+# Readiness of a fixture, and of a session (its worst fixture's).
+READY = "READY"
+USABLE_WITH_GAPS = "USABLE_WITH_GAPS"
+NOT_READY = "NOT_READY"
+NOT_ESTABLISHED = "NOT_ESTABLISHED"
+# From best to worst.
+READINESS_ORDER = (READY, USABLE_WITH_GAPS, NOT_ESTABLISHED, NOT_READY)
+
+EVIDENCE_CLASSES = (
+    "deterministic",
+    "property_or_fuzz",
+    "fault_injected_deterministic",
+    "live_e2e",
+    "adversarial_live_e2e",
+    "human_evaluation",
+)
+LIVE_CLASSES = ("live_e2e", "adversarial_live_e2e")
+CRITICALITIES = ("critical", "important", "optional")
+CLAIM_SEMANTICS = ("value_bearing", "protocol", "timing", "control_flow", "human_perceptual",
+                   "other")
+# The representations each input format admits for one value.  A dict, not a constant tuple,
+# so that a project can register its own formats before fixtures are judged.
+DOMAIN_PROFILES: dict[str, tuple[str, ...]] = {
+    "json-scalar-v1": ("string", "integer", "float", "scientific"),
+    "csv-cell-v1": ("quoted", "unquoted"),
+    "sqlite-type-v1": ("TEXT", "INTEGER", "REAL"),
+}
+
+VALUE_REPRESENTATION_SEAM = "value-representation"
+
+
+# ---------------------------------------------------------------------------------------------
+# Capability claims as the fixture declares them, read defensively: a report may be built for
+# data the schema has not vetted.
+# ---------------------------------------------------------------------------------------------
+
+
+
+def claims_data(fixture: Fixture) -> list[Mapping[str, Any]]:
+    claims = fixture.data.get("capability_claims")
+    if not isinstance(claims, list):
+        return []
+    return [claim for claim in claims if isinstance(claim, Mapping)]
+
+
+def case_data(fixture: Fixture, case: Case) -> Mapping[str, Any]:
+    cases = fixture.data.get("cases")
+    if isinstance(cases, list) and 0 <= case.index < len(cases):
+        data = cases[case.index]
+        if isinstance(data, Mapping):
+            return data
+    return {}
+
+
+def representation_of(fixture: Fixture, case: Case) -> str | None:
+    value = case_data(fixture, case).get("representation")
+    return value if isinstance(value, str) and value else None
+
+
+def required_classes(claim: Mapping[str, Any]) -> list[str]:
+    """The classes a claim requires, in canonical order, from either accepted spelling."""
+    raw = claim.get("evidence_required")
+    if isinstance(raw, Mapping):
+        named = {name for name, wanted in raw.items() if wanted is True}
+    elif isinstance(raw, list):
+        named = {name for name in raw if isinstance(name, str)}
+    else:
+        named = set()
+    return [name for name in EVIDENCE_CLASSES if name in named]
+
+
+def representations(claim: Mapping[str, Any]) -> list[str]:
+    """The profile's representations, then explicit ones it lacks (a union, in order)."""
+    found: list[str] = []
+    profile = claim.get("domain_profile")
+    if isinstance(profile, str):
+        found.extend(DOMAIN_PROFILES.get(profile, ()))
+    explicit = claim.get("representations")
+    if isinstance(explicit, list):
+        found.extend(name for name in explicit if isinstance(name, str) and name)
+    return list(dict.fromkeys(found))
+
+
+def artifact_assertions(case: Case) -> list[Mapping[str, Any]]:
+    raw = case.expected.get("artifacts")
+    if not isinstance(raw, list):
+        return []
+    return [item for item in raw if isinstance(item, Mapping)]
+
+
+def declared_seams(fixture: Fixture) -> list[tuple[int, Mapping[str, Any]]]:
+    seams = fixture.data.get("seams")
+    if not isinstance(seams, list):
+        return []
+    return [(i, seam) for i, seam in enumerate(seams) if isinstance(seam, Mapping)]

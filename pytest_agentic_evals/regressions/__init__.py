@@ -1,0 +1,1 @@
+"""Retained regressions: incidents kept as guards, audited, and shown to fail before the fix."""
