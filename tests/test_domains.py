@@ -25,6 +25,7 @@ import pytest
 
 from pytest_agentic_evals.evidence.qualification import can_fail
 from pytest_agentic_evals.expectations import domains as dm
+from pytest_agentic_evals.expectations import proxy as px
 from pytest_agentic_evals.expectations.builtin import builtin_kinds, check_expectations
 from pytest_agentic_evals.expectations.observation import Observation
 from pytest_agentic_evals.loading import fixture_from_data
@@ -73,14 +74,14 @@ def origin() -> Iterator[int]:
 
 @pytest.fixture
 def local_names(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(dm.LOCAL_HOSTS_VARIABLE, LOCAL_HOSTS)
+    monkeypatch.setenv(px.LOCAL_HOSTS_VARIABLE, LOCAL_HOSTS)
 
 
 def proxy_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name.startswith("agentic-evals-proxy")]
 
 
-def exchange(proxy: dm.DomainProxy, data: bytes) -> bytes:
+def exchange(proxy: px.DomainProxy, data: bytes) -> bytes:
     """Send raw bytes to the proxy, half-close, and read everything it answers."""
     with socket.create_connection(("127.0.0.1", proxy.port), timeout=10) as sock:
         sock.sendall(data)
@@ -149,19 +150,19 @@ def test_disallowed_wins_and_allowed_lists_are_closed() -> None:
 
 
 def test_proxy_environment_wins_over_the_case_and_drops_bypasses() -> None:
-    env = dm.proxy_environment({"PATH": "/bin", "NO_PROXY": "*", "no_proxy": "localhost",
+    env = px.proxy_environment({"PATH": "/bin", "NO_PROXY": "*", "no_proxy": "localhost",
                                 "HTTP_PROXY": "http://elsewhere:3128"}, "http://127.0.0.1:9")
-    assert env == {"PATH": "/bin", **dict.fromkeys(dm.PROXY_VARIABLES, "http://127.0.0.1:9")}
+    assert env == {"PATH": "/bin", **dict.fromkeys(px.PROXY_VARIABLES, "http://127.0.0.1:9")}
 
 
 def test_local_hosts_are_loopback_only() -> None:
-    assert dm.local_hosts_from("a.test=127.0.0.1, B.test=::1") == {
+    assert px.local_hosts_from("a.test=127.0.0.1, B.test=::1") == {
         "a.test": "127.0.0.1", "b.test": "::1"}
-    assert dm.local_hosts_from("") == {}
+    assert px.local_hosts_from("") == {}
     for bad, words in (("a.test=8.8.8.8", "not a loopback"), ("a.test", "not name=address"),
                        ("a.test=nowhere", "not an IP address")):
         with pytest.raises(ValueError, match=words):
-            dm.local_hosts_from(bad)
+            px.local_hosts_from(bad)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -170,7 +171,7 @@ def test_local_hosts_are_loopback_only() -> None:
 
 
 def test_parse_absolute_form_and_connect() -> None:
-    request = dm.parse_request_head(
+    request = px.parse_request_head(
         b"GET http://User:pw@Allowed.Test:8080/a/b?c=d#frag HTTP/1.1\r\nHost: allowed.test\r\n"
         b"Proxy-Connection: keep-alive\r\nProxy-Authorization: Basic x\r\nAccept: */*")
     assert (request.method, request.host, request.port, request.path) == (
@@ -179,9 +180,9 @@ def test_parse_absolute_form_and_connect() -> None:
     assert forwarded.startswith("GET /a/b?c=d HTTP/1.1\r\n")
     assert "Proxy-" not in forwarded and "Accept: */*" in forwarded
     assert forwarded.endswith("Connection: close\r\n\r\n")
-    assert "Host: x.test:81" in dm.parse_request_head(
+    assert "Host: x.test:81" in px.parse_request_head(
         b"GET http://x.test:81 HTTP/1.0").forwarded_head().decode()
-    connect = dm.parse_request_head(b"CONNECT [::1]:443 HTTP/1.1\r\n")
+    connect = px.parse_request_head(b"CONNECT [::1]:443 HTTP/1.1\r\n")
     assert (connect.method, connect.host, connect.port) == ("CONNECT", "::1", 443)
 
 
@@ -195,18 +196,18 @@ def test_parse_absolute_form_and_connect() -> None:
     b"GET http://x.test/ HTTP/1.1\r\n folded: header",
 ])
 def test_malformed_heads_are_bad_requests(head: bytes) -> None:
-    with pytest.raises(dm.BadRequest):
-        dm.parse_request_head(head)
+    with pytest.raises(px.BadRequest):
+        px.parse_request_head(head)
 
 
 def test_the_proxy_answers_garbage_with_400_and_records_no_host() -> None:
-    with dm.DomainProxy(dm.DomainPolicy(("allowed.test",)), {}) as proxy:
+    with px.DomainProxy(dm.DomainPolicy(("allowed.test",)), {}) as proxy:
         assert exchange(proxy, b"\x16\x03\x01\x02\x00garbage\r\n\r\n").startswith(
             b"HTTP/1.1 400 ")
         assert b"absolute http:// URL" in exchange(proxy, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
         assert exchange(proxy, b"GET http://allowed.test/ HTTP/1.1\r\n").startswith(
             b"HTTP/1.1 400 ")  # the head never ended
-        assert exchange(proxy, b"GET http://allowed.test/" + b"a" * (dm.MAX_HEAD_BYTES + 10)
+        assert exchange(proxy, b"GET http://allowed.test/" + b"a" * (px.MAX_HEAD_BYTES + 10)
                         ).startswith(b"HTTP/1.1 400 ")
         assert exchange(proxy, b"") == b""  # connected and left: nothing to record
     report = proxy.report()
@@ -218,7 +219,7 @@ def test_the_proxy_answers_garbage_with_400_and_records_no_host() -> None:
 
 def test_refused_hosts_are_never_resolved_and_unmapped_ones_never_leave_loopback() -> None:
     policy = dm.DomainPolicy(None, ("evil.test",))
-    with dm.DomainProxy(policy, {}) as proxy:
+    with px.DomainProxy(policy, {}) as proxy:
         refused = exchange(proxy, b"CONNECT www.evil.test:443 HTTP/1.1\r\n\r\n")
         assert refused.startswith(b"HTTP/1.1 403 ") and b"evil.test" in refused
         # A body the proxy never reads must not reset the connection before the answer.
@@ -241,7 +242,7 @@ def test_refused_hosts_are_never_resolved_and_unmapped_ones_never_leave_loopback
 
 def test_forwarding_and_tunnelling_to_a_loopback_origin(origin: int) -> None:
     policy = dm.DomainPolicy(("allowed.test",))
-    with dm.DomainProxy(policy, dm.local_hosts_from(LOCAL_HOSTS)) as proxy:
+    with px.DomainProxy(policy, px.local_hosts_from(LOCAL_HOSTS)) as proxy:
         answer = exchange(proxy, f"GET http://api.allowed.test:{origin}/x HTTP/1.1\r\n"
                                  f"Host: api.allowed.test:{origin}\r\n\r\n".encode())
         assert answer.startswith(b"HTTP/1.0 200 ") and b"hello from api.allowed.test /x" in answer
@@ -258,8 +259,8 @@ def test_forwarding_and_tunnelling_to_a_loopback_origin(origin: int) -> None:
 
 
 def test_stop_cuts_open_tunnels_and_joins_every_thread(origin: int) -> None:
-    proxy = dm.DomainProxy(dm.DomainPolicy(None, ("evil.test",)),
-                           dm.local_hosts_from(LOCAL_HOSTS))
+    proxy = px.DomainProxy(dm.DomainPolicy(None, ("evil.test",)),
+                           px.local_hosts_from(LOCAL_HOSTS))
     proxy.start()
     clients = []
     for _ in range(3):  # idle tunnels, as a trial killed mid-download would leave them
@@ -284,7 +285,7 @@ def test_stop_cuts_open_tunnels_and_joins_every_thread(origin: int) -> None:
 
 
 def test_the_record_is_bounded_but_no_refusal_is_lost() -> None:
-    with dm.DomainProxy(dm.DomainPolicy(()), {}, max_hosts=2) as proxy:
+    with px.DomainProxy(dm.DomainPolicy(()), {}, max_hosts=2) as proxy:
         for n in range(5):
             exchange(proxy, f"CONNECT h{n}.test:443 HTTP/1.1\r\n\r\n".encode())
         exchange(proxy, b"CONNECT h0.test:443 HTTP/1.1\r\n\r\n")
@@ -489,7 +490,7 @@ def domain_cases(port: int) -> list[dict[str, Any]]:
                  allowed_domains=["allowed.test"]),
         net_case("environment", python(SHOW_ENV),
                  {"stdout_matches": [rf"(?m)^{name} http://127\.0\.0\.1:\d+$"
-                                     for name in dm.PROXY_VARIABLES],
+                                     for name in px.PROXY_VARIABLES],
                   "stdout_contains": ["NO_PROXY MISSING", "no_proxy MISSING",
                                       "AGENTIC_EVALS_PROXY_HOSTS MISSING"]},
                  disallowed_domains=["evil.test"],
@@ -662,7 +663,7 @@ def test_the_cli_exits_1_on_a_refused_host_and_0_when_none(skill: Skill, origin:
 def test_a_proxy_that_cannot_start_fails_the_trial_without_running_it(
     skill: Skill, origin: int, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setenv(dm.LOCAL_HOSTS_VARIABLE, "allowed.test=192.0.2.1")  # not loopback
+    monkeypatch.setenv(px.LOCAL_HOSTS_VARIABLE, "allowed.test=192.0.2.1")  # not loopback
     ran = tmp_path / "ran"
     data = skill_fixture()
     data["cases"].append(net_case(

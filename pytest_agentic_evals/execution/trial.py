@@ -26,12 +26,11 @@ from pytest_agentic_evals.expectations.builtin import (
 from pytest_agentic_evals.expectations.domains import (
     FAILURE_PREFIXES,
     DomainPolicy,
-    DomainProxy,
-    proxy_environment,
     unenforced_report,
 )
 from pytest_agentic_evals.expectations.observation import ArtifactError, Observation
 from pytest_agentic_evals.expectations.output import excerpt, secret_values
+from pytest_agentic_evals.expectations.proxy import DomainProxy, proxy_environment
 from pytest_agentic_evals.expectations.trajectory import TRAJECTORY_NOT_FOUND
 from pytest_agentic_evals.model import BLOCKED, FAIL, PASS, Case, Fixture
 
