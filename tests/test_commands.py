@@ -136,6 +136,9 @@ def test_origin_distinguishes_argv_from_script() -> None:
         ["env", "--", "./run.sh", "x"],
         ["/usr/bin/env", "FOO=1", "./run.sh", "x"],
         ["env", "-S", "./run.sh x"],
+        ["env", "-S./run.sh x"],
+        ["env", "--split-string=./run.sh x"],
+        ["env", "-", "./run.sh", "x"],
         ["exec", "./run.sh", "x"],
         ["command", "./run.sh", "x"],
         ["nohup", "./run.sh", "x"],
@@ -229,6 +232,10 @@ def test_command_v_is_a_lookup_not_a_prefix() -> None:
         ("echo \"it's\"", [("echo", "it's")]),
         ("echo ''", [("echo", "")]),
         ("echo $'a\\'b'", [("echo", "a'b")]),
+        ("echo a\\", [("echo", "a\\")]),  # a trailing backslash stays literal
+        ("echo \\x a\\;b", [("echo", "x", "a;b")]),
+        # Inside double quotes \$ and \` are literal; before other characters the backslash stays.
+        ('echo "\\$HOME \\`x\\` a\\;b c\\d"', [("echo", "$HOME `x` a\\;b c\\d")]),
     ],
 )
 def test_script_splitting(script: str, expected: list[tuple[str, ...]]) -> None:
@@ -295,6 +302,8 @@ def test_comments(script: str, expected: list[tuple[str, ...]]) -> None:
         ("greet() { ./run.sh \"$1\"; }; greet Ada", [("./run.sh", "$1")]),
         ("function greet { echo hi; }", [("echo", "hi")]),
         ("arr=(a b c); echo ${arr[1]}", [("echo", "${arr[1]}")]),
+        ("case $x in a) ./run.sh\nesac; echo done", [("./run.sh",), ("echo", "done")]),
+        ("arr=(a $(./gen.sh) c); ./run.sh", [("./gen.sh",), ("./run.sh",)]),
     ],
 )
 def test_shell_keywords_are_skipped(script: str, expected: list[tuple[str, ...]]) -> None:
@@ -311,6 +320,10 @@ def test_shell_keywords_are_skipped(script: str, expected: list[tuple[str, ...]]
         ("echo $((1 + 2)) ${x:-a b}", [("echo", "$((1 + 2))", "${x:-a b}")]),
         ('echo "\\$(not run)"', [("echo", "$(not run)")]),
         ("echo '$(not run)'", [("echo", "$(not run)")]),
+        ("./run.sh \"$(printf '%s' ')')\"", [("printf", "%s", ")"),
+                                              ("./run.sh", "$(printf '%s' ')')")]),
+        ("./run.sh $(echo \\))", [("echo", ")"), ("./run.sh", "$(echo \\))")]),
+        ('echo "`./run.sh`"', [("./run.sh",), ("echo", "`./run.sh`")]),
     ],
 )
 def test_substitutions_contribute_commands(
@@ -326,6 +339,7 @@ def test_substitutions_contribute_commands(
         "cat <<'EOF'\nit's $(not run)\nEOF\necho done",
         "cat <<-EOF\n\thello world\n\tEOF\necho done",
         'cat << "END" > out.txt\nbody ( with | operators\nEND\necho done',
+        "cat <<\\EOF\n./fake; rm -rf /\nEOF\necho done",
     ],
 )
 def test_heredoc_bodies_are_data(script: str) -> None:
@@ -368,6 +382,13 @@ def test_unbalanced_quote_message_names_the_problem() -> None:
         (["bash", "-c"], "no script"),
         (["sh", "-ec"], "no script"),
         (["bash", "-c", "echo\x00"], "NUL"),
+        (["./run.sh", 1], "argv\\[1\\] is int, not a string"),
+        (["bash", "-c", "./run.sh $(echo 'x"], "unterminated command substitution"),
+        (["bash", "-c", "cat <<'EOF"], "unbalanced quote in heredoc delimiter"),
+        (["env", "-S", "'a"], "cannot split env -S string"),
+        (["env", "-S", "x" * 100_001], "env -S string is too long"),
+        (["bash", "-c", "#" * 100_001], "shell script is too long to analyse"),
+        (["bash", "-c", ":;" * 10_001], "too complex to analyse"),
     ],
 )
 def test_unusable_commands_raise(command: list[str], message: str) -> None:
@@ -470,6 +491,16 @@ def test_triviality_message_lists_the_commands() -> None:
     )
 
 
+def test_triviality_message_lists_six_commands_at_most() -> None:
+    six = "; ".join(f"echo {n}" for n in range(1, 7))
+    assert triviality(["bash", "-c", six]) == (
+        f"trivial: every simple command is a constant builtin ({six})"
+    )
+    assert triviality(["bash", "-c", six + "; echo 7"]) == (
+        f"trivial: every simple command is a constant builtin ({six}; ...)"
+    )
+
+
 def test_empty_after_unwrapping_is_trivial() -> None:
     reason = triviality(["sh", "-c", "A=1 B=2"])
     assert reason is not None and "runs nothing" in reason
@@ -511,9 +542,18 @@ def skill(tmp_path: Path) -> Path:
         (["bash", "-lc", "cd scripts && ./go"], ".", "executable"),
         (["bash", "-c", "cd .. && ./run.sh"], "fixtures", "executable"),
         (["env", "-C", "scripts", "./go"], ".", "executable"),
+        (["env", "-Cscripts", "./go"], ".", "executable"),
+        (["env", "--chdir=scripts", "./go"], ".", "executable"),
+        (["bash", "-c", "cd -P scripts && ./go"], ".", "executable"),
+        (["bash", "-c", "pushd scripts && ./go"], ".", "executable"),
+        (["bash", "-c", ". ./run.sh"], ".", "script"),
+        (["bash", "-c", "source run.sh"], ".", "script"),
         (["python3", "tool.py"], ".", "script"),
         (["python3.11", "-u", "tool.py"], ".", "script"),
         (["python", "-W", "ignore", "tool.py"], ".", "script"),
+        (["python", "-Werror", "tool.py"], ".", "script"),
+        (["python3", "--", "tool.py"], ".", "script"),
+        (["bun", "run", "tool.py"], ".", "script"),
         (["python3", "-m", "mypkg"], ".", "module"),
         (["uv", "run", "tool.py"], ".", "script"),
         (["sh", "-c", "bash -c './run.sh'"], ".", "executable"),
@@ -548,6 +588,10 @@ def test_real_world_scripts(skill: Path, command: list[str], where: str, kind: s
         ["make", "test"],
         ["make", "check"],
         ["make", "-C", "sub", "-j", "4", "check"],
+        ["make", "lint", "test"],
+        ["pnpm", "exec", "vitest"],
+        ["yarn", "dlx", "jest"],
+        ["pnpm", "vitest"],
         ["bats", "tests/"],
         ["uv", "run", "pytest"],
         ["uv", "run", "--with", "hypothesis", "python", "-m", "pytest"],
@@ -614,6 +658,21 @@ def test_programs_on_path_are_real_world(skill: Path, monkeypatch: pytest.Monkey
         (["run.sh"], "write ./run.sh"),
         (["./scripts"], "is a directory"),
         (["bash", "-c", "FOO=1"], "runs nothing"),
+        (["echo", "-n", "run.sh"], "echo -n run.sh names no entrypoint: 'run.sh' is only an "
+                                   "argument of echo"),
+        (["env"], "env reaches no entrypoint: it runs no program"),
+        (["bash", "-c", "source"], "source names no file to source"),
+        (["python3", "-"], "reads its program from stdin"),
+        (["python3", "--"], "python3 is given no script"),
+        (["node", "--eval", "1"], "runs inline code (--eval)"),
+        (["node", "--eval=1"], "runs inline code (--eval)"),
+        (["python3", "-m", "not-a-module-name"], "not a test runner and not found"),
+        (["bun", "run", "missing.js"], "script missing.js does not exist"),
+        (["uv", "run"], "uv run names no command for uv run"),
+        (["uv", "run", "python"], "python is given no script"),
+        (["uv", "run", "echo", "hi"], "echo is a constant builtin"),
+        (["bash", "-c", 'cd "$D" && bash run.sh'], "cannot tell whether script run.sh exists"),
+        (["env", "-C", "scripts", "./run.sh"], "./run.sh does not exist"),
     ],
 )
 def test_not_real_world_explanations(skill: Path, command: list[str], fragment: str) -> None:
@@ -668,6 +727,49 @@ def test_cd_to_a_computed_directory_is_not_guessed(skill: Path) -> None:
     assert "only known at run time" in explanation
 
 
+@pytest.mark.parametrize(
+    "script", ["cd - && ./go", "cd && ./go", "cd +1 && ./go", "pushd scripts && popd && ./go"]
+)
+def test_cd_to_a_directory_only_the_shell_knows_is_not_guessed(skill: Path, script: str) -> None:
+    # The previous directory, home, the directory stack: none is known before the run.
+    entrypoint, explanation = real_world_entrypoint(["bash", "-c", script], skill)
+    assert entrypoint is None
+    assert "cannot tell whether script ./go exists" in explanation
+
+
+@pytest.mark.parametrize(("command", "label"), [
+    (["uv", "run", "project-tool-not-on-path"], "uv run"),
+    (["poetry", "run", "project-tool-not-on-path", "--check"], "poetry run"),
+    (["uvx", "project-tool-not-on-path"], "uvx"),
+])
+def test_project_runners_provide_their_own_commands(
+    skill: Path, command: list[str], label: str
+) -> None:
+    entrypoint, explanation = real_world_entrypoint(command, skill)
+    assert entrypoint == f"project command project-tool-not-on-path via {label}"
+    assert explanation == f"{label} runs project-tool-not-on-path from the project's environment"
+
+
+def test_a_script_in_the_home_directory(skill: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(skill / "scripts"))
+    entrypoint, explanation = real_world_entrypoint(["bash", "~/go"], skill / "fixtures")
+    assert entrypoint == "bash script ~/go"
+    assert str(skill / "scripts" / "go") in explanation
+
+
+def test_a_path_too_long_for_the_file_system_does_not_exist(skill: Path) -> None:
+    name = "./" + "a" * 5000
+    assert real_world_entrypoint([name], skill) == (
+        None, f"script {name} does not exist (looked in {skill})"
+    )
+
+
+def test_the_same_explanation_is_given_once(skill: Path) -> None:
+    assert real_world_entrypoint(["bash", "-c", "echo a; echo a"], skill) == (
+        None, "echo a reaches no entrypoint: echo is a constant builtin"
+    )
+
+
 def test_explanation_covers_every_simple_command(skill: Path) -> None:
     entrypoint, explanation = real_world_entrypoint(
         ["bash", "-c", "echo start; ./missing.sh"], skill
@@ -711,6 +813,7 @@ def test_absolute_script_path(skill: Path) -> None:
         (["bash", "-c", "./run.sh < fixtures/in.txt"], ["fixtures/in.txt"]),
         (["bash", "-c", "INPUT=fixtures/x.json ./run.sh"], ["fixtures/x.json"]),
         (["env", "DATA=stub.json", "./run.sh"], ["stub.json"]),
+        (["sudo", "DATA=fixtures/x.json", "./run.sh"], ["fixtures/x.json"]),
         (["bash", "-c", './run.sh "$1"', "_", "fixtures/a.json"], ["fixtures/a.json"]),
         (["bash", "-c", "./run.sh $(cat fixtures/list)"], ["fixtures/list"]),
         (["bash", "-c", "while read l; do ./run.sh $l; done < fixtures/names"],

@@ -1,21 +1,34 @@
 """What a fixture command really runs, judged without running it.
 
-The anti-slush contract and live qualification ask of a command: does it prove anything,
-does it reach the skill's own code, does it feed itself stub inputs, does it sample fresh
-inputs? This package answers by flattening the command into the simple commands a shell would
-run, and judging those. Nothing here executes a command.
+A fixture case's ``command`` is an argv list that the runner executes without a shell.  The
+anti-slush contract and live qualification ask of it: does it prove anything (``echo ok``
+does not), does it reach the skill's own code (``echo run.sh`` only pretends to), does it
+feed itself canned stub data, does it sample at random?  Judging those by substring was easy
+to fool, so this package first flattens a command into *simple commands*, the way a shell
+would run them, and judges those:
+
+* shells invoked with ``-c`` (``bash -lc``, ``/bin/sh -ec``, ``bash -o pipefail -c`` ...) are
+  unwrapped and their script is parsed, recursively;
+* prefixes that only change how a program runs (``env``, ``exec``, ``command``, ``nohup``,
+  ``nice``, ``time``, ``timeout``, ``setsid``, ``stdbuf``, ``sudo``) are peeled off;
+* scripts are split on ``;`` ``&&`` ``||`` ``|`` ``&`` ``(`` ``)`` and newlines, redirections
+  and their targets are removed, comments, heredoc bodies and shell keywords are skipped, and
+  command substitutions (``$(...)``, backquotes, ``<(...)``) contribute their own commands.
+
+The path through the modules: ``lexer`` (script to tokens) -> ``parser`` (tokens to raw
+commands and subshell scopes) -> ``walker`` (unwrapping, the simple commands with the data fed
+to them and the directory they run in) -> the judgements: ``trivial``, ``entrypoints`` (with
+``programs``, what is known about programs by name), ``stubs`` and ``randomness``.
+``command`` holds the types they share.  Nothing here executes a command, and nothing imports
+pytest, so the loader, the CLI and the plugin share it.
 """
 
-from pytest_agentic_evals.shell.commands import (
-    CommandParseError,
-    Sampling,
-    SimpleCommand,
-    fixture_stub_inputs,
-    real_world_entrypoint,
-    sampling,
-    simple_commands,
-    triviality,
-)
+from pytest_agentic_evals.shell.command import CommandParseError, SimpleCommand
+from pytest_agentic_evals.shell.entrypoints import real_world_entrypoint
+from pytest_agentic_evals.shell.randomness import Sampling, sampling
+from pytest_agentic_evals.shell.stubs import fixture_stub_inputs
+from pytest_agentic_evals.shell.trivial import triviality
+from pytest_agentic_evals.shell.walker import simple_commands
 
 __all__ = [
     "CommandParseError",

@@ -1,0 +1,334 @@
+"""Real-world entrypoints: whether a command reaches the skill's own code.
+
+Each simple command is judged on its own, with the directory it runs in: an executable path
+that exists, an interpreter given an existing script file or module, a test runner, a fetch
+of a live URL, or another program found on PATH reaches an entrypoint; a constant builtin, an
+interpreter running inline code or stdin, or a name that exists nowhere does not.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+from pytest_agentic_evals.shell.command import ORIGIN_ARGV, SimpleCommand, basename, render
+from pytest_agentic_evals.shell.programs import (
+    CONSTANT,
+    FETCHERS,
+    INTERPRETERS,
+    JS_RUNNERS,
+    PREFIXES,
+    PROJECT_RUNNERS,
+    PYTHON_RUNNER_MODULES,
+    RUNNERS,
+    TEST_GOALS,
+    TEST_SUBCOMMANDS,
+    URL,
+    interpreter_family,
+    interpreter_target,
+)
+from pytest_agentic_evals.shell.walker import Found, skip_options, walk
+
+
+class _Verdict(NamedTuple):
+    entrypoint: str | None
+    explanation: str
+
+
+def _exists(path: Path, kind: str) -> bool:
+    try:
+        if kind == "file":
+            return path.is_file()
+        if kind == "dir":
+            return path.is_dir()
+        return path.exists()
+    except (OSError, ValueError):  # e.g. a name too long for the file system
+        return False
+
+
+def _executable(path: Path) -> bool:
+    try:
+        return path.is_file() and os.access(path, os.X_OK)
+    except (OSError, ValueError):
+        return False
+
+
+class _Judge:
+    """Decides whether one simple command reaches a real entrypoint of the skill."""
+
+    def __init__(self, cwd: Path) -> None:
+        self.cwd = cwd
+
+    def _base_dir(self, workdir: str | None) -> Path | None:
+        if workdir is None:
+            return None
+        return self.cwd if workdir == "." else self.cwd / workdir
+
+    def _locate(self, word: str, workdir: str | None) -> tuple[Path | None, str]:
+        """The path ``word`` names and the directory it was looked up in (for messages)."""
+        if word.startswith("~"):
+            word = os.path.expanduser(word)
+        if os.path.isabs(word):
+            return Path(word), os.path.dirname(word) or "/"
+        base = self._base_dir(workdir)
+        if base is None:
+            return None, "a directory only known at run time (the script cds to a computed path)"
+        return base / word, str(base)
+
+    def judge(self, found: Found) -> _Verdict:
+        argv = found.command.argv
+        name = argv[0]
+        base = basename(name)
+        family = interpreter_family(base)
+        known = (
+            base in CONSTANT or base in PREFIXES or family is not None or base in RUNNERS
+            or base in TEST_SUBCOMMANDS or base in TEST_GOALS or base in FETCHERS
+            or base in PROJECT_RUNNERS or base in ("source", ".", "npm", "pnpm", "yarn", "npx",
+                                                    "pnpx", "bunx", "uvx")
+        )
+        if "/" in name and not known:
+            return self._executable_path(name, found.workdir)
+        if base in CONSTANT or base in PREFIXES:
+            return self._constant(argv, base, found.workdir)
+        if base in ("source", "."):
+            if len(argv) < 2:
+                return _Verdict(None, f"{render(argv)} names no file to source")
+            return self._script(argv, base, argv[1], found.workdir, "python")
+        if family is not None:
+            return self._interpreter(argv, base, family, found.workdir)
+        verdict = self._runner(argv, base, found.workdir)
+        if verdict is not None:
+            return verdict
+        if base in FETCHERS:
+            for word in argv[1:]:
+                match = URL.search(word)
+                if match:
+                    url = match.group(0)
+                    return _Verdict(f"live URL {url}", f"{base} fetches the live URL {url}")
+            return _Verdict(None, f"{render(argv)} fetches no http:// or https:// URL")
+        if "/" in name:
+            return self._executable_path(name, found.workdir)
+        return self._on_path(argv, found.workdir)
+
+    def _constant(self, argv: tuple[str, ...], base: str, workdir: str | None) -> _Verdict:
+        named = [a for a in argv[1:] if self._looks_like_entry(a, workdir)]
+        if named:
+            quoted = ", ".join(repr(a) for a in named[:3])
+            role = "is only an argument" if len(named) == 1 else "are only arguments"
+            return _Verdict(None, f"{render(argv)} names no entrypoint: {quoted} {role} of {base}")
+        if base in PREFIXES:
+            return _Verdict(None, f"{render(argv)} reaches no entrypoint: it runs no program")
+        return _Verdict(
+            None, f"{render(argv)} reaches no entrypoint: {base} is a constant builtin"
+        )
+
+    def _looks_like_entry(self, word: str, workdir: str | None) -> bool:
+        if word.startswith("-"):
+            return False
+        if "/" in word or re.search(r"[^./]\.[A-Za-z][A-Za-z0-9]{0,5}$", word):
+            return True
+        path, _ = self._locate(word, workdir)
+        return path is not None and _exists(path, "file")
+
+    def _executable_path(self, name: str, workdir: str | None) -> _Verdict:
+        path, where = self._locate(name, workdir)
+        if path is None:
+            return _Verdict(None, f"cannot tell whether script {name} exists: it is in {where}")
+        if _executable(path):
+            return _Verdict(
+                f"executable {name}", f"{name} is the executable file {os.path.normpath(path)}"
+            )
+        if _exists(path, "dir"):
+            return _Verdict(None, f"{name} is a directory, not a script (looked in {where})")
+        if _exists(path, "file"):
+            return _Verdict(
+                None,
+                f"script {name} exists but is not executable (looked in {where}): "
+                f"chmod +x it or run it through its interpreter",
+            )
+        return _Verdict(None, f"script {name} does not exist (looked in {where})")
+
+    def _script(
+        self, argv: Sequence[str], runner: str, script: str, workdir: str | None, family: str
+    ) -> _Verdict:
+        path, where = self._locate(script, workdir)
+        if path is None:
+            return _Verdict(None, f"cannot tell whether script {script} exists: it is in {where}")
+        if _exists(path, "file") or (
+            family == "python" and _exists(path / "__main__.py", "file")
+        ):
+            return _Verdict(
+                f"{runner} script {script}",
+                f"{runner} runs the script file {os.path.normpath(path)}",
+            )
+        return _Verdict(None, f"script {script} does not exist (looked in {where})")
+
+    def _interpreter(
+        self, argv: tuple[str, ...], base: str, family: str, workdir: str | None
+    ) -> _Verdict:
+        options = INTERPRETERS[family]
+        kind, value = interpreter_target(options, argv[1:])
+        if kind == "script":
+            return self._script(argv, base, value, workdir, family)
+        if kind == "module":
+            return self._python_module(argv, base, value, workdir)
+        if kind == "runner":
+            return _Verdict(f"test runner {base} {value}", f"{base} {value} runs the test suite")
+        if kind == "inline":
+            return _Verdict(
+                None, f"{render(argv)} runs inline code ({value}), not a script of the skill"
+            )
+        if kind == "stdin":
+            return _Verdict(None, f"{render(argv)} reads its program from stdin, not a script")
+        return _Verdict(None, f"{render(argv)} names no entrypoint: {base} is given no script")
+
+    def _python_module(
+        self, argv: tuple[str, ...], base: str, module: str, workdir: str | None
+    ) -> _Verdict:
+        if module in PYTHON_RUNNER_MODULES:
+            return _Verdict(f"test runner {base} -m {module}", f"{module} runs the test suite")
+        directory = self._base_dir(workdir)
+        if directory is not None and re.fullmatch(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*", module):
+            parts = module.split(".")
+            for root in (directory, directory / "src"):
+                for candidate in (
+                    root.joinpath(*parts[:-1], parts[-1] + ".py"),
+                    root.joinpath(*parts, "__main__.py"),
+                    root.joinpath(*parts, "__init__.py"),
+                ):
+                    if _exists(candidate, "file"):
+                        return _Verdict(
+                            f"{base} module {module}", f"{base} runs the module file {candidate}"
+                        )
+        where = "a directory only known at run time" if directory is None else str(directory)
+        return _Verdict(
+            None,
+            f"{render(argv)}: module {module!r} is not a test runner and not found in {where}",
+        )
+
+    def _runner(self, argv: tuple[str, ...], base: str, workdir: str | None) -> _Verdict | None:
+        """A verdict for test runners, package scripts and project runners; None otherwise."""
+        operands = [w for w in argv[1:] if not w.startswith("-")]
+        if base in RUNNERS:
+            return _Verdict(f"test runner {base}", f"{base} runs the test suite")
+        if base in TEST_SUBCOMMANDS:
+            index = skip_options(argv, 1)
+            first = argv[index] if index < len(argv) else ""
+            if first in TEST_SUBCOMMANDS[base]:
+                return _Verdict(f"test runner {base} {first}", f"{base} {first} runs the tests")
+        if base in TEST_GOALS:
+            index = skip_options(argv, 1, short_arg="CfIojW")
+            goals = [w for w in argv[index:] if "=" not in w and not w.startswith("-")]
+            for goal in goals:
+                if goal in TEST_GOALS[base] or goal.startswith(("test-", "test_", "check-")):
+                    return _Verdict(f"test runner {base} {goal}", f"{base} {goal} runs the tests")
+        if base in ("npm", "pnpm", "yarn", "bun"):
+            verdict = self._package_script(argv, base, workdir)
+            if verdict is not None:
+                return verdict
+        if base in ("npx", "pnpx", "bunx"):
+            index = skip_options(argv, 1, short_arg="p", long_arg=("--package",))
+            tool = argv[index] if index < len(argv) else ""
+            if tool in JS_RUNNERS or (
+                tool in ("playwright", "cypress") and {"test", "run"} & set(argv[index + 1 :])
+            ):
+                return _Verdict(f"test runner {base} {tool}", f"{tool} runs the test suite")
+        if (base in PROJECT_RUNNERS and operands[:1] == ["run"]) or base == "uvx":
+            return self._project_run(argv, base, workdir)
+        return None
+
+    def _package_script(
+        self, argv: tuple[str, ...], base: str, workdir: str | None
+    ) -> _Verdict | None:
+        value_options = ("--prefix", "--dir", "--cwd", "--workspace", "--filter")
+        index = skip_options(argv, 1, short_arg="CwF", long_arg=value_options)
+        sub = argv[index] if index < len(argv) else ""
+        rest = argv[index + 1 :]
+        if sub in ("test", "t", "tst"):
+            return _Verdict(f"test runner {base} {sub}", f"{base} {sub} runs the package's tests")
+        if sub in ("run", "run-script"):
+            script_index = skip_options(rest, 0)
+            script = rest[script_index] if script_index < len(rest) else ""
+            if script.startswith("test"):
+                return _Verdict(
+                    f"test runner {base} {sub} {script}", f"{base} {sub} {script} runs the tests"
+                )
+            if base == "bun" and script:
+                return self._script(argv, base, script, workdir, "node")
+        if sub in ("exec", "dlx") and rest and rest[0] in JS_RUNNERS:
+            return _Verdict(f"test runner {base} {sub} {rest[0]}", f"{rest[0]} runs the tests")
+        if base != "npm" and sub in JS_RUNNERS:
+            return _Verdict(f"test runner {base} {sub}", f"{sub} runs the test suite")
+        return None
+
+    def _project_run(self, argv: tuple[str, ...], base: str, workdir: str | None) -> _Verdict:
+        # "uv run [options] CMD": judge CMD, which runs inside the project's environment.
+        start = 1 if base == "uvx" else argv.index("run") + 1
+        index = skip_options(
+            argv, start, short_arg="pw",
+            long_arg=("--with", "--with-requirements", "--with-editable", "--python",
+                      "--project", "--directory", "--package", "--extra", "--group",
+                      "--env-file", "--index", "--index-url", "--extra-index-url", "--from"),
+        )
+        rest = argv[index:]
+        label = f"{base} run" if base != "uvx" else base
+        if not rest:
+            return _Verdict(None, f"{render(argv)} names no command for {label}")
+        if rest[0].endswith(".py"):  # "uv run script.py" runs it with the project's python
+            return self._script(argv, label, rest[0], workdir, "python")
+        inner = self.judge(Found(SimpleCommand(rest, ORIGIN_ARGV), workdir, ()))
+        if inner.entrypoint is not None:
+            return inner
+        tool = rest[0]
+        if "/" not in tool and interpreter_family(tool) is None and tool not in CONSTANT:
+            # Not on PATH here, but the project environment provides it when it runs.
+            return _Verdict(
+                f"project command {tool} via {label}",
+                f"{label} runs {tool} from the project's environment",
+            )
+        return inner
+
+    def _on_path(self, argv: tuple[str, ...], workdir: str | None) -> _Verdict:
+        name = argv[0]
+        try:
+            location = shutil.which(name) if name else None
+        except (OSError, ValueError):
+            location = None
+        if location is not None:
+            return _Verdict(f"program {name}", f"{name} is a program found on PATH at {location}")
+        hint = ""
+        path, _ = self._locate(name, workdir) if name else (None, "")
+        if path is not None and _exists(path, "file"):
+            hint = f"; to run the file in the working directory write ./{name}"
+        return _Verdict(None, f"{name or repr(name)} is not a program found on PATH{hint}")
+
+
+def real_world_entrypoint(argv: Sequence[str], cwd: Path) -> tuple[str | None, str]:
+    """Whether the command reaches a real entrypoint of the skill, and the explanation.
+
+    Returns ``(description, explanation)``; the description is None when no simple command
+    reaches one, and the explanation then says why for each (it is shown to users).  Real:
+    an existing executable path (``./run.sh``, ``scripts/go``); an interpreter given an
+    existing script file (``bash run.sh``, ``python3 tool.py``, ``uv run x.py``); a test runner
+    (``pytest``, ``python -m pytest``, ``npm test``, ``go test``, ``make check``, ``bats``...);
+    ``curl``/``wget``/``http`` on an ``http(s)://`` URL; or any other program found on PATH
+    that is neither a constant builtin nor an interpreter without a script.  Relative paths
+    resolve against ``cwd``, following ``cd`` inside shell scripts and ``env -C``.
+    """
+    base = Path(os.path.abspath(cwd))
+    walker = walk(argv)
+    if not walker.found:
+        return None, "the command runs nothing (only assignments, comments or redirections)"
+    judge = _Judge(base)
+    reasons: list[str] = []
+    for found in walker.found:
+        verdict = judge.judge(found)
+        if verdict.entrypoint is not None:
+            return verdict.entrypoint, verdict.explanation
+        if verdict.explanation not in reasons:
+            reasons.append(verdict.explanation)
+    return None, "; ".join(reasons)

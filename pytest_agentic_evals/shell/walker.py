@@ -1,0 +1,353 @@
+"""Unwrapping and the walk that collects simple commands.
+
+Shells given ``-c`` are unwrapped and their script parsed, recursively; prefixes such as
+``env``, ``exec``, ``nice`` or ``sudo`` are peeled off; ``eval`` in a script runs its words
+as script.  On the way the walk keeps what a judgement of the command needs besides the
+commands: the data fed to them (assignment values, input redirections, a script's positional
+arguments), the scripts it parsed, and the directory each command runs in.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from pytest_agentic_evals.shell.command import (
+    ORIGIN_ARGV,
+    ORIGIN_SCRIPT,
+    CommandParseError,
+    SimpleCommand,
+    basename,
+)
+from pytest_agentic_evals.shell.lexer import tokenize
+from pytest_agentic_evals.shell.parser import ASSIGNMENT, POP, PUSH, Parser, RawCommand
+from pytest_agentic_evals.shell.programs import SHELLS
+
+# Deep nesting only comes from generated or hostile input; a cap keeps recursion bounded.
+_MAX_DEPTH = 32
+# Re-parsing substituted text can repeat work; a global budget keeps analysis linear-ish.
+_MAX_STEPS = 20_000
+# shlex builds tokens by string concatenation, quadratic in a word's length: cap the input.
+_MAX_SCRIPT = 100_000
+
+
+def skip_options(
+    words: Sequence[str], start: int, short_arg: str = "", long_arg: Iterable[str] = ()
+) -> int:
+    """Index of the first operand after options; ``short_arg`` letters take a value."""
+    long_with_value = frozenset(long_arg)
+    i = start
+    while i < len(words):
+        w = words[i]
+        if w == "--":
+            return i + 1
+        if w.startswith("--"):
+            i += 2 if ("=" not in w and w in long_with_value) else 1
+            continue
+        if w.startswith("-") and len(w) > 1:
+            i += 1
+            for pos, ch in enumerate(w[1:], start=1):
+                if ch in short_arg:
+                    if pos == len(w) - 1:
+                        i += 1  # the value is the next word ("-n 5"), else it is attached
+                    break
+            continue
+        return i
+    return i
+
+
+def _shell_script(words: Sequence[str]) -> tuple[str | None, list[str]]:
+    """For ``sh [options] -c SCRIPT [ARG0 ARGS...]``: the script and its positional args.
+
+    Returns ``(None, [])`` for a shell that runs a script file or reads stdin.
+    """
+    i = 1
+    has_c = False
+    while i < len(words):
+        w = words[i]
+        if w in ("--", "-"):
+            i += 1
+            break
+        if w.startswith("--"):
+            i += 2 if w in ("--rcfile", "--init-file") else 1
+            continue
+        if len(w) > 1 and w[0] in "-+":
+            i += 1
+            for ch in w[1:]:
+                if ch == "c" and w[0] == "-":
+                    has_c = True
+                elif ch in "oO":  # -o pipefail, +o xtrace, -O extglob: the option name follows
+                    i += 1
+            continue
+        break
+    if not has_c:
+        return None, []
+    if i >= len(words):
+        raise CommandParseError(f"{basename(words[0])} -c is given no script to run")
+    return words[i], list(words[i + 1 :])
+
+
+class _Unwrapped(NamedTuple):
+    chdirs: list[str | None]  # env -C directories, applied in order (None: unknowable)
+    values: list[str]  # values of VAR=value words given to env/sudo
+
+
+def _unwrap_env(words: list[str], out: _Unwrapped) -> list[str] | None:
+    i = 1
+    while i < len(words):
+        w = words[i]
+        if w == "--":
+            i += 1
+            break
+        if ASSIGNMENT.match(w):
+            out.values.append(w.partition("=")[2])
+            i += 1
+            continue
+        split_string: str | None = None
+        if w in ("-S", "--split-string"):
+            split_string = words[i + 1] if i + 1 < len(words) else ""
+            i += 2
+        elif w.startswith("--split-string="):
+            split_string = w.partition("=")[2]
+            i += 1
+        elif w.startswith("-S") and not w.startswith("--"):
+            split_string = w[2:]
+            i += 1
+        if split_string is not None:
+            # env -S "prog args" splits its argument into words: continue with those.
+            if len(split_string) > _MAX_SCRIPT:
+                raise CommandParseError("env -S string is too long to analyse")
+            try:
+                parts = shlex.split(split_string)
+            except ValueError as exc:
+                raise CommandParseError(f"cannot split env -S string: {exc}") from exc
+            return ["env", *parts, *words[i:]]
+        if w in ("-u", "--unset"):
+            i += 2
+        elif w in ("-C", "--chdir"):
+            out.chdirs.append(words[i + 1] if i + 1 < len(words) else None)
+            i += 2
+        elif w.startswith("--chdir="):
+            out.chdirs.append(w.partition("=")[2])
+            i += 1
+        elif w.startswith("-C") and not w.startswith("--"):
+            out.chdirs.append(w[2:])
+            i += 1
+        elif w.startswith("-") and len(w) > 1:
+            i += 2 if (not w.startswith("--") and w[-1] in "uC") else 1
+        elif w == "-":
+            i += 1
+        else:
+            break
+    return words[i:] if i < len(words) else None
+
+
+def _unwrap_prefix(words: list[str], out: _Unwrapped) -> list[str] | None:
+    """The command a prefix such as ``nice -n 5 CMD`` wraps.
+
+    None when ``words`` is no prefix or wraps nothing (``env`` alone prints the environment,
+    so it stays a simple command of its own); ``[]`` for ``exec`` with only redirections.
+    """
+    base = basename(words[0])
+    if base == "env":
+        return _unwrap_env(words, out)
+    if base == "command":
+        if any(w in ("-v", "-V") for w in words[1:]):
+            return None  # command -v only looks a program up
+        i = skip_options(words, 1)
+    elif base in ("nohup", "builtin", "setsid"):
+        i = skip_options(words, 1)
+    elif base == "exec":
+        i = skip_options(words, 1, short_arg="a")
+        if i >= len(words):
+            return []  # exec with only redirections runs nothing
+    elif base == "nice":
+        i = skip_options(words, 1, short_arg="n", long_arg=("--adjustment",))
+    elif base == "time":
+        i = skip_options(words, 1, short_arg="fo", long_arg=("--format", "--output"))
+    elif base == "timeout":
+        i = skip_options(words, 1, short_arg="sk", long_arg=("--signal", "--kill-after"))
+        i += 1  # the duration
+    elif base == "stdbuf":
+        i = skip_options(words, 1, short_arg="ioe", long_arg=("--input", "--output", "--error"))
+    elif base in ("sudo", "doas"):
+        i = skip_options(
+            words, 1, short_arg="ugCDprtUTR" if base == "sudo" else "uC",
+            long_arg=("--user", "--group", "--chdir", "--prompt", "--role", "--type"),
+        )
+        while i < len(words) and ASSIGNMENT.match(words[i]):
+            out.values.append(words[i].partition("=")[2])
+            i += 1
+    else:
+        return None
+    return words[i:] if i < len(words) else None
+
+
+@dataclass
+class _Scope:
+    """The working directory commands run in, relative to ``cwd`` (None: unknowable)."""
+
+    workdir: str | None = "."
+
+    def copy(self) -> _Scope:
+        return _Scope(self.workdir)
+
+
+def _join_dir(workdir: str | None, target: str | None) -> str | None:
+    if workdir is None or target is None:
+        return None
+    if target.startswith("~"):
+        target = os.path.expanduser(target)
+    if not target or target.startswith("~") or any(ch in target for ch in "$`*?["):
+        return None  # computed at run time: cannot tell where it leads
+    if os.path.isabs(target):
+        return os.path.normpath(target)
+    return os.path.normpath(os.path.join(workdir, target))
+
+
+def _cd_target(words: Sequence[str], workdir: str | None) -> str | None:
+    base = basename(words[0])
+    if base == "popd":
+        return None
+    i = 1
+    while i < len(words) and words[i].startswith("-") and words[i] != "-":
+        i += 1
+    if i >= len(words) or words[i] == "-" or words[i].startswith("+"):
+        return None  # home directory, previous directory or the stack: not knowable here
+    return _join_dir(workdir, words[i])
+
+
+@dataclass(frozen=True)
+class Found:
+    command: SimpleCommand
+    workdir: str | None
+    inputs: tuple[str, ...]
+
+
+class Walker:
+    """Collects simple commands; also what feeds them data and the scripts it parsed."""
+
+    def __init__(self) -> None:
+        self.found: list[Found] = []
+        self.extra_inputs: list[str] = []
+        self.scripts: list[str] = []
+        self.steps = 0
+
+    def _spend(self, depth: int) -> None:
+        self.steps += 1
+        if self.steps > _MAX_STEPS:
+            raise CommandParseError(
+                f"command is too complex to analyse (more than {_MAX_STEPS} commands or scripts)"
+            )
+        if depth > _MAX_DEPTH:
+            raise CommandParseError(
+                f"command nests shells or substitutions more than {_MAX_DEPTH} levels deep"
+            )
+
+    def command(
+        self,
+        words: list[str],
+        origin: str,
+        depth: int,
+        scope: _Scope,
+        inputs: Sequence[str] = (),
+    ) -> None:
+        self._spend(depth)
+        unwrapped = _Unwrapped([], [])
+        current: list[str] | None = words
+        while current:
+            self._spend(depth)
+            inner = _unwrap_prefix(current, unwrapped)
+            if inner is None:
+                break
+            current = inner
+        self.extra_inputs.extend(unwrapped.values)
+        if not current:
+            self.extra_inputs.extend(inputs)
+            return
+        workdir = scope.workdir
+        for target in unwrapped.chdirs:
+            workdir = _join_dir(workdir, target)
+        base = basename(current[0])
+        if base in SHELLS:
+            script, positional = _shell_script(current)
+            if script is not None:
+                # The script's $0, $1... are data handed to it, like an input file.
+                self.extra_inputs.extend(positional)
+                self.extra_inputs.extend(inputs)
+                self.script(script, depth + 1, _Scope(workdir))
+                return
+        if base == "eval" and origin == ORIGIN_SCRIPT:
+            self.extra_inputs.extend(inputs)
+            self.script(" ".join(current[1:]), depth + 1, scope)  # eval shares the shell
+            return
+        self.found.append(Found(SimpleCommand(tuple(current), origin), workdir, tuple(inputs)))
+        if origin == ORIGIN_SCRIPT and base in ("cd", "pushd", "popd"):
+            scope.workdir = _cd_target(current, scope.workdir)
+
+    def script(self, text: str, depth: int, scope: _Scope) -> None:
+        self._spend(depth)
+        if len(text) > _MAX_SCRIPT:
+            raise CommandParseError(
+                f"shell script is too long to analyse ({len(text)} characters, "
+                f"limit {_MAX_SCRIPT})"
+            )
+        self.scripts.append(text)
+        parser = Parser(tokenize(text))
+        events = parser.parse()
+        saved: list[_Scope] = []
+        for event in events:
+            if event == PUSH:
+                saved.append(scope)
+                scope = scope.copy()
+            elif event == POP:
+                if saved:
+                    scope = saved.pop()
+            elif isinstance(event, RawCommand):
+                for inner in event.scripts:  # substitutions run first, in a subshell
+                    self.script(inner, depth + 1, scope.copy())
+                words = list(event.words)
+                while words and ASSIGNMENT.match(words[0]):
+                    self.extra_inputs.append(words.pop(0).partition("=")[2])
+                if words and words[0] in parser.functions:
+                    # Calling a function of the script: its body's commands are already
+                    # collected where it was defined, the name itself runs nothing more.
+                    self.extra_inputs.extend(words[1:])
+                    self.extra_inputs.extend(event.inputs)
+                elif words:
+                    self.command(words, ORIGIN_SCRIPT, depth, scope, event.inputs)
+                else:
+                    self.extra_inputs.extend(event.inputs)
+
+
+def walk(argv: Sequence[str]) -> Walker:
+    if isinstance(argv, str):
+        raise CommandParseError("a command must be an argv list of strings, not one string")
+    words = list(argv)
+    if not words:
+        raise CommandParseError("the command is empty: argv needs at least the program")
+    for index, word in enumerate(words):
+        if not isinstance(word, str):
+            raise CommandParseError(f"argv[{index}] is {type(word).__name__}, not a string")
+        if "\x00" in word:
+            raise CommandParseError(f"argv[{index}] contains a NUL byte, which no program gets")
+    walker = Walker()
+    walker.command(words, ORIGIN_ARGV, 0, _Scope())
+    return walker
+
+
+def simple_commands(argv: Sequence[str]) -> list[SimpleCommand]:
+    """Flatten ``argv`` into the simple commands it runs, in order.
+
+    ``sh``/``bash``/``zsh``/``dash``/``ksh`` given ``-c`` (alone or in a flag cluster, after
+    any other options) are replaced by the commands of their script, recursively; a shell
+    running a script file stays one command.  Prefixes (``env``, ``exec``, ``command``,
+    ``nohup``, ``nice``, ``time``, ``timeout``, ``setsid``, ``stdbuf``, ``sudo``) are peeled
+    off, as are leading ``VAR=value`` words of script commands.  Raises
+    :class:`CommandParseError` for an empty argv, a ``-c`` without script, unbalanced quotes
+    or unterminated substitutions.
+    """
+    return [found.command for found in walk(argv).found]
