@@ -1,8 +1,10 @@
-"""JSON in and out: strict decoding with explained errors, and atomic writing.
+"""JSON in and out: strict decoding with explained errors, one writer, and atomic writing.
 
 Every input file the product reads (fixtures, registries, requirements, inventories, state
-graphs, reports) is decoded here, and every JSON or text file it writes goes through a
-temporary file and a rename, so that a reader sees all of it or nothing.
+graphs, reports) is decoded here. Every JSON document it writes (reports, registries, journey
+plans) is laid out by ``json_text``, which differs per document only in which containers it
+puts on one line; every file goes through a temporary file and a rename, so that a reader sees
+all of it or nothing.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -83,41 +86,90 @@ def _explained_decode(raw: bytes, shown: str) -> Any:
     return data
 
 
-# One line per record: json.dumps with an indent runs the pure-Python encoder, which took most
-# of the time of writing a report of 100,000 trials; the C encoder writes a record at once.
+# The C encoder writes each one-line container at once; json.dumps with an indent runs the
+# pure-Python encoder over every value, which took most of the time of writing a report of
+# 100,000 trials or a journey plan of a hundred thousand controls.
 _ONE_LINE = json.JSONEncoder(ensure_ascii=False)
+_encode = _ONE_LINE.encode
 RECORD_LISTS = frozenset({"trials"})
+# A flat object longer than this (with its indentation) is written one key a line.
+FLAT_WIDTH = 200
+
+OneLine = Callable[[dict[str, Any] | list[Any], str, str | None], str | None]
+"""Which containers are written on one line. Called with a non-empty object or array, the
+indentation of its first line and, when it is an item of an array that is an object's value,
+that value's key; returns the container's text on one line, or None to write it one member a
+line."""
 
 
-def json_text(data: Any) -> str:
+def records_on_one_line(value: dict[str, Any] | list[Any], indent: str,
+                        list_key: str | None) -> str | None:
+    """Each item of a list named in RECORD_LISTS (a trial of a report) on one line."""
+    return _encode(value) if list_key in RECORD_LISTS else None
+
+
+def flat_on_one_line(value: dict[str, Any] | list[Any], indent: str,
+                     list_key: str | None) -> str | None:
+    """On one line: every array of plain values, and every object of plain values and arrays of
+    them (a path step, a claim's row) that fits in FLAT_WIDTH or has a single key."""
+    if not _flat(value):
+        return None
+    text = _encode(value)
+    if isinstance(value, list) or len(text) + len(indent) <= FLAT_WIDTH or len(value) == 1:
+        return text
+    return None
+
+
+def _flat(value: dict[str, Any] | list[Any]) -> bool:
+    """Whether a container holds only values (an object may also hold arrays of values)."""
+    in_object = type(value) is dict
+    for item in (value.values() if isinstance(value, dict) else value):
+        kind = type(item)
+        if kind is dict:
+            if item:
+                return False
+        elif kind is list and item and (not in_object or any(
+                type(inner) is dict or type(inner) is list for inner in item)):
+            return False
+    return True
+
+
+def json_text(data: Any, one_line: OneLine = records_on_one_line) -> str:
     """``data`` as JSON indented by two spaces, like ``json.dumps(data, indent=2)``, except
-    that each item of a list named in RECORD_LISTS (a trial) is written on one line."""
+    that the containers ``one_line`` picks are written on one line. Reports and registries
+    keep the default, a trial a line; a journey plan writes with ``flat_on_one_line``, so that
+    it reads top to bottom and diffs line by line."""
     parts: list[str] = []
-    _write_json(data, 0, parts)
+    _write_json(data, "", None, None, one_line, parts)
     parts.append("\n")
     return "".join(parts)
 
 
-def _write_json(value: Any, depth: int, parts: list[str], one_line_items: bool = False) -> None:
-    if not value or not isinstance(value, (dict, list)):
-        parts.append(_ONE_LINE.encode(value))
+def _write_json(value: Any, indent: str, key: str | None, list_key: str | None,
+                one_line: OneLine, parts: list[str]) -> None:
+    """Append ``value``, which stands at ``indent`` under ``key`` in its object, or as an item
+    of the array under ``list_key``."""
+    if not isinstance(value, (dict, list)) or not value:
+        parts.append(_encode(value))
         return
-    inner = "\n" + "  " * (depth + 1)
+    text = one_line(value, indent, list_key)
+    if text is not None:
+        parts.append(text)
+        return
+    inner = indent + "  "
+    members: list[str] = []
     if isinstance(value, dict):
-        parts.append("{")
-        for index, (key, item) in enumerate(value.items()):
-            parts.append(("," if index else "") + inner + _ONE_LINE.encode(key) + ": ")
-            _write_json(item, depth + 1, parts, one_line_items=key in RECORD_LISTS)
-        parts.append("\n" + "  " * depth + "}")
+        for item_key, item in value.items():
+            member = [inner, _encode(item_key), ": "]
+            _write_json(item, inner, item_key, None, one_line, member)
+            members.append("".join(member))
+        parts.append("{\n" + ",\n".join(members) + "\n" + indent + "}")
         return
-    parts.append("[")
-    for index, item in enumerate(value):
-        parts.append(("," if index else "") + inner)
-        if one_line_items:
-            parts.append(_ONE_LINE.encode(item))
-        else:
-            _write_json(item, depth + 1, parts)
-    parts.append("\n" + "  " * depth + "]")
+    for item in value:
+        member = [inner]
+        _write_json(item, inner, None, key, one_line, member)
+        members.append("".join(member))
+    parts.append("[\n" + ",\n".join(members) + "\n" + indent + "]")
 
 
 def write_json_atomically(path: str | os.PathLike[str], data: Any) -> None:

@@ -22,7 +22,12 @@ from pytest_agentic_evals.execution.environment import DEFAULT_TIMEOUT_SECONDS, 
 from pytest_agentic_evals.execution.rundirs import new_run_dir
 from pytest_agentic_evals.expectations.builtin import ExpectationKind, builtin_kinds
 from pytest_agentic_evals.journeys import plan as journeys
-from pytest_agentic_evals.jsonio import json_text, write_json_atomically, write_text_atomically
+from pytest_agentic_evals.jsonio import (
+    flat_on_one_line,
+    json_text,
+    write_json_atomically,
+    write_text_atomically,
+)
 from pytest_agentic_evals.loading import load_fixture
 from pytest_agentic_evals.loading.fixture import FixtureError
 from pytest_agentic_evals.model import Fixture
@@ -566,9 +571,9 @@ def cmd_plan_journeys(args: argparse.Namespace) -> int:
     fragment = (journeys.scaffold(inputs, plan, args.scaffold_output)
                 if args.scaffold_output else None)
     try:
-        write_text_atomically(args.output, journeys.to_json_text(plan))
+        write_text_atomically(args.output, json_text(plan, flat_on_one_line))
         if fragment is not None:
-            write_text_atomically(args.scaffold_output, journeys.to_json_text(fragment))
+            write_text_atomically(args.scaffold_output, json_text(fragment, flat_on_one_line))
     except OSError as exc:
         print(f"{exc.filename or args.output}: cannot write: {exc.strerror}", file=sys.stderr)
         return EXIT_INPUT

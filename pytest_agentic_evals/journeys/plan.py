@@ -75,8 +75,6 @@ VERDICT_CRITICAL_GAP = "CRITICAL_GAP"
 # A control present on every page (a navigation bar) may be observed in thousands of states;
 # the plan shows the nearest ones and counts the rest.
 STATES_SHOWN = 10
-# A flat object longer than this is written one key a line.
-ONE_LINE_WIDTH = 200
 _CRITICALITY_RANK = {name: rank for rank, name in enumerate(CRITICALITIES)}
 # Keys people write when they reach for a selector instead of a qid.
 _SELECTOR_KEYS = frozenset({"selector", "css", "css_selector", "xpath", "locator"})
@@ -906,69 +904,6 @@ def _critical_gaps(journeys: Sequence[Mapping[str, Any]],
                                     f"{', '.join(row['requirements'])}, but none is BOUND "
                                     "with a failing_capable oracle"})
     return gaps
-
-
-def to_json_text(data: Any) -> str:
-    """JSON a person can read and a diff can show: two-space indents, and on one line every
-    object or array that holds only values and arrays of values (a path step, a claim's row).
-
-    Also fast: the C encoder writes each line, where ``indent=2`` would run Python's encoder
-    over every value of a plan that can hold a hundred thousand controls.
-    """
-    out: list[str] = []
-    _write_json(data, "", out)
-    out.append("\n")
-    return "".join(out)
-
-
-_encode = json.JSONEncoder(ensure_ascii=False).encode
-
-
-def _flat(value: dict[str, Any] | list[Any]) -> bool:
-    """Whether a container holds only values (an object may also hold arrays of values)."""
-    in_object = type(value) is dict
-    for item in (value.values() if isinstance(value, dict) else value):
-        kind = type(item)
-        if kind is dict:
-            if item:
-                return False
-        elif kind is list and item and (not in_object or any(
-                type(inner) is dict or type(inner) is list for inner in item)):
-            return False
-    return True
-
-
-def _write_json(value: Any, indent: str, out: list[str]) -> None:
-    if not isinstance(value, (dict, list)) or not value:
-        out.append(_encode(value))
-        return
-    if _flat(value):
-        text = _encode(value)
-        if isinstance(value, list) or len(text) + len(indent) <= ONE_LINE_WIDTH \
-                or len(value) == 1:
-            out.append(text)
-            return
-    inner = indent + "  "
-    parts: list[str] = []
-    if isinstance(value, dict):
-        for key, item in value.items():
-            part = [inner, _encode(key), ": "]
-            _write_json(item, inner, part)
-            parts.append("".join(part))
-        out.append("{\n" + ",\n".join(parts) + "\n" + indent + "}")
-        return
-    for item in value:
-        # The common case first, without recursion: a list of flat objects (path steps,
-        # unlinked controls) is most of a large plan.
-        if type(item) is dict and _flat(item):
-            text = _encode(item)
-            if len(text) + len(inner) <= ONE_LINE_WIDTH or len(item) == 1:
-                parts.append(inner + text)
-                continue
-        part = [inner]
-        _write_json(item, inner, part)
-        parts.append("".join(part))
-    out.append("[\n" + ",\n".join(parts) + "\n" + indent + "]")
 
 
 def exit_status(plan_data: Mapping[str, Any], report_only: bool) -> int:
