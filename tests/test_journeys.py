@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from pytest_agentic_evals.journeys.plan import _fast_validator, _validator
+from pytest_agentic_evals.journeys.documents import fast_check, schema_validator
 from pytest_agentic_evals.loading import fixture_from_data, load_fixture
 from pytest_agentic_evals.schemas import schema_text
 
@@ -614,8 +614,8 @@ def test_the_example_inputs_meet_their_schemas() -> None:
                          ("discovery-inventory.json", "discovery_inventory"),
                          ("state-graph.json", "state_graph")):
         data = json.loads((EXAMPLE / name).read_text())
-        assert list(_validator(schema).iter_errors(data)) == []
-        fast = _fast_validator(schema)
+        assert list(schema_validator(schema).iter_errors(data)) == []
+        fast = fast_check(schema)
         assert fast is not None and fast(data)
 
 
@@ -645,8 +645,8 @@ def _mutated(draw: st.DrawFn) -> tuple[str, Any]:
 @given(case=_mutated())
 def test_the_compiled_check_never_accepts_what_the_schema_refuses(case: tuple[str, Any]) -> None:
     schema, document = case
-    fast = _fast_validator(schema)
+    fast = fast_check(schema)
     assert fast is not None
-    refused = list(_validator(schema).iter_errors(document))
+    refused = list(schema_validator(schema).iter_errors(document))
     if fast(document):
         assert refused == []

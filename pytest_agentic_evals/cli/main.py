@@ -16,12 +16,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from pytest_agentic_evals import skills
+from pytest_agentic_evals import journeys, skills
 from pytest_agentic_evals.evidence import coverage
 from pytest_agentic_evals.execution.environment import DEFAULT_TIMEOUT_SECONDS, RunSettings
 from pytest_agentic_evals.execution.rundirs import new_run_dir
 from pytest_agentic_evals.expectations.builtin import ExpectationKind, builtin_kinds
-from pytest_agentic_evals.journeys import plan as journeys
 from pytest_agentic_evals.jsonio import (
     flat_on_one_line,
     json_text,
@@ -567,8 +566,8 @@ def cmd_plan_journeys(args: argparse.Namespace) -> int:
     except InputError as exc:
         print(exc.describe(), file=sys.stderr)
         return EXIT_INPUT
-    plan = journeys.plan(inputs, args.output)
-    fragment = (journeys.scaffold(inputs, plan, args.scaffold_output)
+    plan = journeys.build_plan(inputs, args.output)
+    fragment = (journeys.build_scaffold(inputs, plan, args.scaffold_output)
                 if args.scaffold_output else None)
     try:
         write_text_atomically(args.output, json_text(plan, flat_on_one_line))
