@@ -13,6 +13,9 @@ ROOT = Path(__file__).resolve().parent.parent / PACKAGE
 # Only this layer may import pytest (and pluggy, which is pytest's hook machinery).
 PYTEST_LAYER = f"{PACKAGE}.pytest_plugin"
 PYTEST_MODULES = ("pytest", "_pytest", "pluggy", "xdist")
+# The journey planner stands beside the core: only the command line uses it.
+JOURNEYS = f"{PACKAGE}.journeys"
+JOURNEY_USERS = (JOURNEYS, f"{PACKAGE}.cli")
 
 
 def module_name(path: Path) -> str:
@@ -143,6 +146,15 @@ def test_only_the_pytest_layer_imports_pytest(name: str) -> None:
     leaked = [f"line {line}: {target}" for target, line, _ in imports_of(name)
               if target.split(".")[0] in PYTEST_MODULES]
     assert not leaked, f"{name} is outside the pytest layer but imports {leaked}"
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_only_the_cli_uses_the_journey_planner(name: str) -> None:
+    if name in JOURNEY_USERS or name.startswith(tuple(user + "." for user in JOURNEY_USERS)):
+        return
+    used = [target for target in GRAPH[name]
+            if target == JOURNEYS or target.startswith(JOURNEYS + ".")]
+    assert not used, f"{name} imports the journey planner: {used}"
 
 
 def test_the_import_reader_sees_what_the_checks_rely_on() -> None:

@@ -1,130 +1,34 @@
-"""`agentic-evals plan-journeys` through the real CLI: each binding status, the state graph used
-for real (unreachable states, cycles, routes from where the journey stands), the gate, the
-refusal of raw selectors and of inconsistent inputs, scaffolds that load, and determinism."""
+"""The journey planner, called in-process: each binding status, the state graph used for real
+(reachability, unreachable states, cycles and self-loops, routes from where the journey
+stands, ties broken by input order), claims and oracles, the critical gaps that gate,
+scaffolds that load, and determinism. Its inputs' checks are tested in
+test_journeys_inputs.py, the command in test_journeys_cli.py."""
 
 from __future__ import annotations
 
 import copy
-import json
-import shutil
-from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from jsonschema import Draft202012Validator
+from journey_app import (
+    WEAK_ORACLES,
+    App,
+    assert_plan_schema,
+    capable,
+    command,
+    control,
+    journey,
+    requirement,
+    steps,
+    ui,
+)
 
-from pytest_agentic_evals.journeys.documents import fast_check, schema_validator
-from pytest_agentic_evals.loading import fixture_from_data, load_fixture
-from pytest_agentic_evals.schemas import schema_text
+from pytest_agentic_evals.journeys import build_plan, build_scaffold, exit_status, lines
+from pytest_agentic_evals.journeys.router import Router
+from pytest_agentic_evals.jsonio import flat_on_one_line, json_text
+from pytest_agentic_evals.loading import load_fixture
 
-from conftest import Skill, mutate_json, run_cli, skill_fixture
-
-EXAMPLE = Path(__file__).resolve().parent.parent / "docs" / "examples" / "journeys"
-
-CLAIMS = [
-    {"id": "sign-in", "description": "a customer can sign in", "criticality": "critical",
-     "claim_semantics": "control_flow", "evidence_required": ["deterministic"]},
-    {"id": "browse", "description": "a visitor can browse the catalog",
-     "criticality": "important", "evidence_required": ["deterministic"]},
-]
-SEAMS = [{"seam_id": "auth", "seam_type": "boundary", "criticality": "critical"}]
-
-
-def ui(qid: str, action: str = "click", **extra: Any) -> dict[str, Any]:
-    return {"kind": "ui", "qid": qid, "action": action, **extra}
-
-
-def capable(**expected: Any) -> dict[str, Any]:
-    oracle: dict[str, Any] = {"description": "checks the outcome", "failing_capable": True}
-    if expected:
-        oracle["expected"] = expected
-    return oracle
-
-
-def requirement(rid: str, actions: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
-    data: dict[str, Any] = {"id": rid, "criticality": "important",
-                            "journey": {"actions": actions, "oracles": [capable()]}}
-    oracles = extra.pop("oracles", None)
-    if oracles is not None:
-        data["journey"]["oracles"] = oracles
-    data.update(extra)
-    return data
-
-
-def control(qid: str, visible: bool = True, enabled: bool = True) -> dict[str, Any]:
-    return {"qid": qid, "tag": "button", "visible": visible, "enabled": enabled}
-
-
-class App:
-    """A small application's discovery outputs, requirements and fixture, in a folder.
-
-    home -> login -> account -> catalog -> home (a cycle); home -> catalog directly; the
-    state ``secret`` has no way in.
-    """
-
-    def __init__(self, skill: Skill) -> None:
-        self.root = skill.root
-        self.skill = skill
-        self.fixture = skill_fixture(capability_claims=copy.deepcopy(CLAIMS),
-                                     seams=copy.deepcopy(SEAMS))
-        self.graph: dict[str, Any] = {
-            "initial_state": "home",
-            "states": [{"id": s} for s in ("home", "login", "account", "catalog", "secret")],
-            "transitions": [
-                {"from": "home", "to": "login", "action": "click", "qid": "home.login"},
-                {"from": "home", "to": "catalog", "action": "click", "qid": "home.catalog"},
-                {"from": "login", "to": "account", "action": "click", "qid": "login.submit"},
-                {"from": "account", "to": "catalog", "action": "click", "qid": "account.shop"},
-                {"from": "catalog", "to": "home", "action": "click", "qid": "catalog.home"},
-                {"from": "secret", "to": "home", "action": "click", "qid": "secret.home"},
-            ],
-        }
-        self.inventory: dict[str, Any] = {"run_id": "r1", "url": "http://app.test/", "inventory": [
-            {"state": "home", "interactives": [control("home.login"), control("home.catalog"),
-                                               control("home.banner")]},
-            {"state": "login", "interactives": [control("login.email"), control("login.submit")]},
-            {"state": "account", "interactives": [control("account.shop"),
-                                                  control("account.delete", enabled=False)]},
-            {"state": "catalog", "interactives": [control("catalog.home"),
-                                                  control("catalog.book")]},
-            {"state": "secret", "interactives": [control("secret.home"),
-                                                 control("secret.refund")]},
-        ]}
-        self.requirements: dict[str, Any] = {
-            "schema": "agentic_evals.requirements.v1",
-            "driver": {"command": ["python3", "../drive.py"]},
-            "requirements": [
-                requirement("sign-in", [ui("login.email", "fill", value="ada"),
-                                        ui("login.submit")],
-                            criticality="critical", capability_claims=["sign-in"],
-                            seams=["auth"],
-                            oracles=[capable(stdout_contains=["final state: account"])]),
-                requirement("browse", [ui("catalog.book")], capability_claims=["browse"]),
-            ],
-        }
-
-    def write(self) -> list[str]:
-        self.skill.write(self.fixture)
-        for name, data in (("requirements.json", self.requirements),
-                           ("discovery-inventory.json", self.inventory),
-                           ("state-graph.json", self.graph)):
-            (self.root / name).write_text(data if isinstance(data, str)
-                                          else json.dumps(data, indent=2))
-        return ["--fixture", "fixtures/agentic_eval.json", "--requirements", "requirements.json",
-                "--interaction-inventory", "discovery-inventory.json",
-                "--state-graph", "state-graph.json", "--output", "plan.json"]
-
-    def plan(self, *extra: str) -> tuple[int, dict[str, Any], str]:
-        result = run_cli("plan-journeys", *self.write(), *extra, cwd=self.root)
-        assert "Traceback" not in result.stderr
-        plan_path = self.root / "plan.json"
-        plan = json.loads(plan_path.read_text()) if plan_path.exists() else {}
-        return result.returncode, plan, result.stdout + result.stderr
-
-    def requirement(self, rid: str) -> dict[str, Any]:
-        return next(r for r in self.requirements["requirements"] if r["id"] == rid)
+from conftest import Skill
 
 
 @pytest.fixture
@@ -132,18 +36,114 @@ def app(skill: Skill) -> App:
     return App(skill)
 
 
-def journey(plan: dict[str, Any], rid: str) -> dict[str, Any]:
-    return dict(next(j for j in plan["journeys"] if j["requirement_id"] == rid))
+def gap_kinds(plan: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(g["kind"], g.get("requirement_id", g.get("claim_id", ""))) for g in
+            plan["critical_gaps"]]
 
 
-def steps(entry: dict[str, Any]) -> list[tuple[str, ...]]:
-    return [(s["kind"], s.get("from", s.get("state", "")), s.get("to", ""), s.get("qid", ""))
-            for s in entry["path"]]
+# ---------------------------------------------------------------------------------------------
+# Reachability and routes through the state graph
+# ---------------------------------------------------------------------------------------------
 
 
-def assert_plan_schema(plan: dict[str, Any]) -> None:
-    validator = Draft202012Validator(json.loads(schema_text("journey_plan")))
-    assert [e.message for e in validator.iter_errors(plan)] == []
+def test_reachability_is_the_shortest_distance_from_the_initial_state(app: App) -> None:
+    net = app.load().network
+    distance = {state: net.distance[net.index[state]] for state in net.state_ids}
+    assert distance == {"home": 0, "login": 1, "account": 2, "catalog": 1, "secret": -1}
+    # The catalog is entered by home -> catalog (transition 1), not through login and account.
+    assert net.via[net.index["catalog"]] == 1
+    assert net.via[net.index["home"]] == -1 and net.via[net.index["secret"]] == -1
+
+
+@pytest.mark.parametrize(("first", "route"), [
+    pytest.param("home.login", ["home.login", "login.submit"], id="login-listed-first"),
+    pytest.param("home.catalog", ["home.catalog", "catalog.book"], id="catalog-listed-first"),
+])
+def test_a_tie_between_shortest_routes_goes_to_the_transition_listed_first(
+        app: App, first: str, route: list[str]) -> None:
+    # Two routes of two transitions to the account: through login, or through the catalog.
+    app.graph["transitions"].append(
+        {"from": "catalog", "to": "account", "action": "click", "qid": "catalog.book"})
+    app.graph["transitions"].sort(key=lambda t: t["qid"] != first)
+    app.add(requirement("shop", [ui("account.shop")]))
+    path = steps(journey(app.plan(), "shop"))
+    assert [qid for kind, _, _, qid in path if kind == "navigate"] == route
+
+
+def add_help_button(app: App, *states: str) -> None:
+    """A help button in each of ``states``."""
+    for entry in app.inventory["inventory"]:
+        if entry["state"] in states:
+            entry["interactives"].append(control("help"))
+
+
+@pytest.mark.parametrize(("order", "acted_in"), [
+    pytest.param(["home", "login", "account", "catalog", "secret"], "login", id="login-first"),
+    pytest.param(["home", "catalog", "login", "account", "secret"], "catalog",
+                 id="catalog-first"),
+])
+def test_of_two_equally_near_states_the_journey_goes_to_the_state_listed_first(
+        app: App, order: list[str], acted_in: str) -> None:
+    # The help button is one transition from home both in login and in the catalog.
+    app.graph["states"] = [{"id": state} for state in order]
+    add_help_button(app, "login", "catalog")
+    app.add(requirement("help", [ui("help")]))
+    [action] = journey(app.plan(), "help")["actions"]
+    assert action["acted_in"] == acted_in
+    assert action["nearest_from_initial"] == {"state": acted_in, "distance": 1}
+
+
+@pytest.mark.parametrize(("first", "acted_in"), [
+    pytest.param("catalog.home", "home", id="to-home-listed-first"),
+    pytest.param("catalog.signin", "login", id="to-login-listed-first"),
+])
+def test_from_where_the_journey_stands_a_tie_goes_to_the_transition_listed_first(
+        app: App, first: str, acted_in: str) -> None:
+    # From the catalog, home and login are one transition away, and both have the button.
+    app.graph["transitions"].append(
+        {"from": "catalog", "to": "login", "action": "click", "qid": "catalog.signin"})
+    app.graph["transitions"].sort(key=lambda t: t["qid"] != first)
+    app.inventory["inventory"][3]["interactives"].append(control("catalog.signin"))
+    add_help_button(app, "home", "login")
+    app.add(requirement("help", [ui("catalog.book"), ui("help")]))
+    entry = journey(app.plan(), "help")
+    assert entry["actions"][1]["acted_in"] == acted_in
+    assert steps(entry)[-2:] == [("navigate", "catalog", acted_in, first),
+                                 ("act", acted_in, acted_in, "help")]
+
+
+@pytest.mark.parametrize(("start", "qid", "goal", "expected"), [
+    pytest.param("account", "home.login", "home", ("home", ["account.shop", "catalog.home"]),
+                 id="around-the-cycle"),
+    pytest.param("catalog", "login.email", "login", ("login", ["catalog.home", "home.login"]),
+                 id="back-through-home"),
+    pytest.param("secret", "home.login", "home", ("home", ["secret.home"]),
+                 id="from-a-state-unreachable-from-the-start"),
+    pytest.param("login", "login.email", "login", ("login", []), id="already-there"),
+    pytest.param("home", "secret.refund", "secret", None, id="no-way-in"),
+])
+def test_routes_between_states_are_shortest_or_none(
+        app: App, start: str, qid: str, goal: str,
+        expected: tuple[str, list[str]] | None) -> None:
+    net = app.load().network
+    found = Router(net).between(net.index[start], qid, [net.index[goal]])
+    if expected is None:
+        assert found is None
+        return
+    assert found is not None
+    state, route = found
+    assert (net.state_ids[state], [net.transitions.qid[t] for t in route]) == expected
+
+
+def test_a_transition_on_a_disabled_control_is_never_followed(app: App) -> None:
+    app.inventory["inventory"][0]["interactives"][1] = control("home.catalog", visible=False)
+    plan = app.plan()
+    assert plan["graph"]["unusable_transitions"] == [
+        {"transition": 1, "from": "home", "to": "catalog", "qid": "home.catalog",
+         "action": "click", "reason": "its control is hidden or disabled in the from state"}]
+    # The catalog is now three transitions away, through login and account.
+    assert [s[3] for s in steps(journey(plan, "browse"))] == [
+        "home.login", "login.submit", "account.shop", "catalog.book"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -152,8 +152,9 @@ def assert_plan_schema(plan: dict[str, Any]) -> None:
 
 
 def test_bound_journeys_get_the_shortest_executable_path(app: App) -> None:
-    code, plan, output = app.plan()
-    assert (code, plan["verdict"], plan["critical_gaps"]) == (0, "NO_GAPS", [])
+    plan = app.plan()
+    assert (plan["verdict"], plan["critical_gaps"], exit_status(plan, False)) == (
+        "NO_GAPS", [], 0)
     assert_plan_schema(plan)
     sign_in = journey(plan, "sign-in")
     assert sign_in["binding_status"] == "BOUND" and sign_in["missing"] == []
@@ -170,74 +171,131 @@ def test_bound_journeys_get_the_shortest_executable_path(app: App) -> None:
     # home -> catalog directly (1 transition), not through login and account (3).
     assert steps(journey(plan, "browse"))[0] == ("navigate", "home", "catalog", "home.catalog")
     assert plan["summary"]["bound"] == 2 and plan["graph"]["unreachable_states"] == ["secret"]
-    assert "sign-in" in output and "verdict NO_GAPS" in output
+    assert plan["graph"]["reachable_states"] == 4
 
 
-def test_partially_bound_and_unbound_name_each_missing_control(app: App) -> None:
-    app.requirements["requirements"] += [
-        requirement("half", [ui("catalog.book"), ui("catalog.wishlist")]),
-        requirement("none", [ui("cart.pay"), ui("account.delete")]),
+def test_the_lines_show_a_row_per_requirement_and_the_verdict(app: App) -> None:
+    assert lines(app.plan()) == [
+        "REQUIREMENT                  CRIT      BINDING          STEPS  NOTE",
+        "sign-in                      critical  BOUND                3  -",
+        "browse                       important BOUND                2  -",
+        "  8 observed control(s) no journey uses (unlinked_controls)",
+        "2 requirement(s): 2 BOUND, 0 PARTIALLY_BOUND, 0 UNBOUND, 0 NOT_APPLICABLE; "
+        "verdict NO_GAPS",
     ]
-    code, plan, _ = app.plan()
-    half, none = journey(plan, "half"), journey(plan, "none")
-    assert half["binding_status"] == "PARTIALLY_BOUND"
-    assert [(m["kind"], m["qid"], m["reason"]) for m in half["missing"]] == [
-        ("control", "catalog.wishlist", "not_observed")]
-    assert half["missing"][0]["message"] == (
-        "control 'catalog.wishlist' was not observed in any state (did you mean 'catalog.home'?)")
-    assert half["path_complete"] is False and len(half["path"]) == 2
-    assert none["binding_status"] == "UNBOUND"
-    assert [(m["qid"], m["reason"]) for m in none["missing"]] == [
-        ("cart.pay", "not_observed"), ("account.delete", "not_usable")]
-    assert "hidden or disabled" in none["missing"][1]["message"]
-    # Neither is critical, so the gate holds; the verdict still says there are gaps.
-    assert (code, plan["verdict"]) == (0, "GAPS")
-    assert plan["summary"]["partially_bound"] == 1 and plan["summary"]["unbound"] == 1
+
+
+@pytest.mark.parametrize(("actions", "status", "missing"), [
+    pytest.param([ui("catalog.book"), ui("catalog.wishlist")], "PARTIALLY_BOUND",
+                 [("catalog.wishlist", "not_observed")], id="one-control-not-observed"),
+    pytest.param([ui("cart.pay"), ui("account.delete")], "UNBOUND",
+                 [("cart.pay", "not_observed"), ("account.delete", "not_usable")],
+                 id="no-control-bound"),
+    pytest.param([ui("secret.refund")], "UNBOUND", [("secret.refund", "unreachable")],
+                 id="only-in-an-unreachable-state"),
+    pytest.param([command("python3", "../export.py")], "BOUND", [], id="a-command"),
+    pytest.param([ui("catalog.book"), command("python3", "../check.py")], "BOUND", [],
+                 id="ui-then-command"),
+])
+def test_the_binding_status_says_how_much_of_the_journey_is_bound(
+        app: App, actions: list[dict[str, Any]], status: str,
+        missing: list[tuple[str, str]]) -> None:
+    app.add(requirement("new", actions))
+    entry = journey(app.plan(), "new")
+    assert entry["binding_status"] == status
+    assert [(m["qid"], m["reason"]) for m in entry["missing"]] == missing
+    assert all(m["kind"] == "control" for m in entry["missing"])
+
+
+@pytest.mark.parametrize(("qid", "message"), [
+    pytest.param("catalog.wishlist", "control 'catalog.wishlist' was not observed in any "
+                 "state (did you mean 'catalog.home'?)", id="not-observed"),
+    pytest.param("account.delete", "control 'account.delete' is observed only hidden or "
+                 "disabled, in 'account'", id="not-usable"),
+    pytest.param("secret.refund", "control 'secret.refund' is observed only in state(s) "
+                 "unreachable from the initial state 'home': 'secret'", id="unreachable"),
+])
+def test_a_control_that_cannot_be_bound_is_explained(app: App, qid: str, message: str) -> None:
+    app.add(requirement("new", [ui(qid)]))
+    [action] = journey(app.plan(), "new")["actions"]
+    assert action["message"] == message and action["reachable"] is False
+
+
+def test_a_control_seen_in_many_states_shows_the_nearest_ten_and_counts_the_rest(
+        app: App) -> None:
+    # A help button hidden in twelve states: the message names ten and counts two more.
+    for n in range(12):
+        app.graph["states"].append({"id": f"page{n:02d}"})
+        app.inventory["inventory"].append(
+            {"state": f"page{n:02d}", "interactives": [control("help", visible=False)]})
+    app.add(requirement("help", [ui("help")]))
+    [action] = journey(app.plan(), "help")["actions"]
+    assert action["observed_in_count"] == 12 and len(action["observed_in"]) == 10
+    assert action["message"] == ("control 'help' is observed only hidden or disabled, in "
+                                 + ", ".join(f"'page{n:02d}'" for n in range(10))
+                                 + " and 2 more")
+
+
+def test_the_path_stops_at_the_first_control_that_cannot_be_bound(app: App) -> None:
+    app.add(requirement("half", [ui("catalog.book"), ui("catalog.wishlist"),
+                                 ui("catalog.home")]))
+    half = journey(app.plan(), "half")
+    assert steps(half) == [("navigate", "home", "catalog", "home.catalog"),
+                           ("act", "catalog", "catalog", "catalog.book")]
+    assert half["path_complete"] is False and half["ends_in"] is None
+    # The control after the gap is still looked up, and bound where it was observed.
+    assert [a["status"] for a in half["actions"]] == ["bound", "not_observed", "bound"]
+
+
+def test_gaps_of_requirements_that_are_not_critical_do_not_gate(app: App) -> None:
+    app.add(requirement("half", [ui("catalog.book"), ui("catalog.wishlist")]),
+            requirement("none", [ui("cart.pay")]))
+    plan = app.plan()
+    assert (plan["verdict"], exit_status(plan, False)) == ("GAPS", 0)
+    assert (plan["summary"]["partially_bound"], plan["summary"]["unbound"]) == (1, 1)
 
 
 def test_not_applicable_requirements_are_reported_not_planned(app: App) -> None:
-    app.requirements["requirements"].append(
-        {"id": "theme", "criticality": "critical", "applicable": False,
-         "not_applicable_reason": "one theme by design", "capability_claims": ["sign-in"]})
-    code, plan, output = app.plan()
+    app.add({"id": "theme", "criticality": "critical", "applicable": False,
+             "not_applicable_reason": "one theme by design", "capability_claims": ["sign-in"]})
+    plan = app.plan()
     theme = journey(plan, "theme")
     assert theme["binding_status"] == "NOT_APPLICABLE" and theme["path"] == []
     assert theme["not_applicable_reason"] == "one theme by design"
     assert theme["weak_oracle"] is None and theme["coverage_satisfiable"] is False
-    assert code == 0 and "not applicable: one theme by design" in output
+    assert (plan["verdict"], exit_status(plan, False)) == ("NO_GAPS", 0)
+    assert "theme                        critical  NOT_APPLICABLE       0  not applicable: " \
+           "one theme by design" in lines(plan)
     [trace] = [t for t in plan["claim_traceability"] if t["claim_id"] == "sign-in"]
     assert trace["requirements"] == ["sign-in"] and trace["traced_by_not_applicable"] == ["theme"]
 
 
-def test_a_control_only_in_an_unreachable_state_is_not_bound_and_gates(app: App) -> None:
-    app.requirements["requirements"].append(
-        requirement("refund", [ui("secret.refund")], criticality="critical"))
-    code, plan, output = app.plan()
+def test_a_critical_control_only_in_an_unreachable_state_gates(app: App) -> None:
+    app.add(requirement("refund", [ui("secret.refund")], criticality="critical"))
+    plan = app.plan()
     refund = journey(plan, "refund")
-    assert refund["binding_status"] == "UNBOUND"
     [action] = refund["actions"]
-    assert action["status"] == "unreachable" and action["reachable"] is False
+    assert action["status"] == "unreachable"
     assert action["observed_in"] == [{"state": "secret", "usable": True, "reachable": False,
                                       "distance": None}]
-    assert refund["missing"][0]["reason"] == "unreachable"
-    assert (code, plan["verdict"]) == (1, "CRITICAL_GAP")
-    assert [g["kind"] for g in plan["critical_gaps"]] == ["requirement_not_bound"]
-    assert "CRITICAL GAP: critical requirement 'refund' is UNBOUND" in output
-    code, plan, _ = app.plan("--report-only")
-    assert (code, plan["verdict"]) == (0, "CRITICAL_GAP")
+    assert plan["verdict"] == "CRITICAL_GAP" and gap_kinds(plan) == [
+        ("requirement_not_bound", "refund")]
+    assert (exit_status(plan, False), exit_status(plan, True)) == (1, 0)
+    assert ("  CRITICAL GAP: critical requirement 'refund' is UNBOUND: control 'secret.refund' "
+            "is observed only in state(s) unreachable from the initial state 'home': 'secret'"
+            ) in lines(plan)
 
 
-def test_cycles_in_the_state_graph_are_walked_once_and_routes_start_where_the_journey_is(
+def test_cycles_and_self_loops_are_walked_and_routes_start_where_the_journey_is(
         app: App) -> None:
     # A self-loop and a second cycle on top of home -> login -> account -> catalog -> home.
     app.graph["transitions"].append(
         {"from": "catalog", "to": "catalog", "action": "click", "qid": "catalog.book"})
-    app.requirements["requirements"].append(requirement("round-trip", [
+    app.add(requirement("round-trip", [
         ui("login.submit"), ui("catalog.home"), ui("home.login"), ui("catalog.book"),
         ui("catalog.book")]))
-    code, plan, _ = app.plan()
-    trip = journey(plan, "round-trip")
-    assert trip["binding_status"] == "BOUND" and code == 0
+    trip = journey(app.plan(), "round-trip")
+    assert trip["binding_status"] == "BOUND"
     assert steps(trip) == [
         ("navigate", "home", "login", "home.login"),
         ("act", "login", "account", "login.submit"),
@@ -251,40 +309,28 @@ def test_cycles_in_the_state_graph_are_walked_once_and_routes_start_where_the_jo
         ("act", "catalog", "catalog", "catalog.book"),
     ]
     assert [s["step"] for s in trip["path"]] == list(range(1, 10))
+    assert [s["transition"] for s in trip["path"] if s["qid"] == "catalog.book"] == [6, 6]
 
 
 def test_a_control_reachable_only_before_a_one_way_step_has_no_route(app: App) -> None:
     # Without catalog -> home, a journey that reaches the catalog can never come back to login.
     app.graph["transitions"] = [t for t in app.graph["transitions"] if t["from"] != "catalog"]
-    app.requirements["requirements"].append(
-        requirement("back", [ui("catalog.book"), ui("login.email", "fill"), ui("login.submit")]))
-    code, plan, _ = app.plan()
-    back = journey(plan, "back")
-    assert back["binding_status"] == "PARTIALLY_BOUND" and code == 0
+    app.add(requirement("back", [ui("catalog.book"), ui("login.email", "fill"),
+                                 ui("login.submit")]))
+    back = journey(app.plan(), "back")
+    assert back["binding_status"] == "PARTIALLY_BOUND"
     assert [(m["kind"], m["qid"]) for m in back["missing"]] == [("route", "login.email")]
-    assert "not from state 'catalog'" in back["missing"][0]["message"]
+    assert back["missing"][0]["message"] == (
+        "control 'login.email' is reachable from the initial state but not from state "
+        "'catalog', where action 0 left the journey")
     assert [a["status"] for a in back["actions"]] == ["bound", "no_route", "bound"]
     assert back["path_complete"] is False and back["ends_in"] is None
 
 
-def test_a_transition_on_a_disabled_control_is_never_followed(app: App) -> None:
-    app.inventory["inventory"][0]["interactives"][1] = control("home.catalog", visible=False)
-    code, plan, _ = app.plan()
-    assert code == 0
-    assert plan["graph"]["unusable_transitions"] == [
-        {"transition": 1, "from": "home", "to": "catalog", "qid": "home.catalog",
-         "action": "click", "reason": "its control is hidden or disabled in the from state"}]
-    # The catalog is now three transitions away, through login and account.
-    assert [s[3] for s in steps(journey(plan, "browse"))] == [
-        "home.login", "login.submit", "account.shop", "catalog.book"]
-
-
 def test_command_actions_are_bound_as_given(app: App) -> None:
-    app.requirements["requirements"].append(requirement(
-        "export", [{"kind": "command", "command": ["python3", "../export.py", "--all"]}],
-        oracles=[capable(stdout_contains=["rows exported: 3"])]))
-    _, plan, _ = app.plan()
-    export = journey(plan, "export")
+    app.add(requirement("export", [command("python3", "../export.py", "--all")],
+                        oracles=[capable(stdout_contains=["rows exported: 3"])]))
+    export = journey(app.plan(), "export")
     assert export["binding_status"] == "BOUND" and export["coverage_satisfiable"] is True
     assert export["path"] == [{"step": 1, "kind": "command", "action_index": 0,
                                "command": ["python3", "../export.py", "--all"],
@@ -293,17 +339,15 @@ def test_command_actions_are_bound_as_given(app: App) -> None:
 
 def test_unknown_claims_and_seams_keep_a_journey_from_being_bound(app: App) -> None:
     app.requirement("browse").update(capability_claims=["browsing"], seams=["catalogue"])
-    _, plan, _ = app.plan()
-    browse = journey(plan, "browse")
+    browse = journey(app.plan(), "browse")
     assert browse["binding_status"] == "PARTIALLY_BOUND"
-    messages = [m["message"] for m in browse["missing"]]
-    assert messages == [
+    assert [m["message"] for m in browse["missing"]] == [
         "capability claim 'browsing' is not declared in the fixture (did you mean 'browse'?)",
         "seam 'catalogue' is not declared in the fixture"]
 
 
 # ---------------------------------------------------------------------------------------------
-# Claims, oracles, controls
+# Claims, oracles, controls, critical gaps
 # ---------------------------------------------------------------------------------------------
 
 
@@ -313,42 +357,85 @@ def test_a_missing_critical_journey_gates_and_comes_first(app: App) -> None:
         {"id": "checkout", "criticality": "critical", "claim_semantics": "control_flow",
          "evidence_required": ["deterministic"]},
     ]
-    code, plan, output = app.plan()
+    plan = app.plan()
     assert [(m["claim_id"], m["criticality"]) for m in plan["missing_journeys"]] == [
         ("checkout", "critical"), ("wishlist", "important")]
-    assert (code, plan["verdict"]) == (1, "CRITICAL_GAP")
-    assert [(g["kind"], g["claim_id"]) for g in plan["critical_gaps"]] == [
-        ("claim_without_journey", "checkout")]
+    assert plan["verdict"] == "CRITICAL_GAP"
+    assert gap_kinds(plan) == [("claim_without_journey", "checkout")]
     assert plan["summary"]["critical_missing_journeys"] == 1
-    assert "missing journey: claim checkout (critical)" in output
-    assert app.plan("--report-only")[0] == 0
+    assert "  missing journey: claim checkout (critical) has no applicable requirement" \
+        in lines(plan)
+    assert (exit_status(plan, False), exit_status(plan, True)) == (1, 0)
 
 
-def test_weak_oracles_are_flagged_and_gate_a_critical_requirement(app: App) -> None:
-    weak = [{"description": "the page looks right", "failing_capable": False}]
-    app.requirement("browse")["journey"]["oracles"] = weak
-    code, plan, output = app.plan()
-    browse = journey(plan, "browse")
-    assert browse["weak_oracle"] is True and browse["binding_status"] == "BOUND"
-    assert browse["coverage_satisfiable"] is False
-    assert plan["weak_oracles"] == ["browse"]
-    [trace] = [t for t in plan["claim_traceability"] if t["claim_id"] == "browse"]
+@pytest.mark.parametrize(("rid", "verdict", "gaps"), [
+    pytest.param("browse", "GAPS", [], id="important-requirement"),
+    pytest.param("sign-in", "CRITICAL_GAP", [("requirement_weak_oracle", "sign-in"),
+                                             ("claim_without_satisfiable_journey", "sign-in")],
+                 id="critical-requirement"),
+])
+def test_a_weak_oracle_is_flagged_and_gates_only_a_critical_requirement(
+        app: App, rid: str, verdict: str, gaps: list[tuple[str, str]]) -> None:
+    app.requirement(rid)["journey"]["oracles"] = copy.deepcopy(WEAK_ORACLES)
+    plan = app.plan()
+    entry = journey(plan, rid)
+    assert entry["weak_oracle"] is True and entry["binding_status"] == "BOUND"
+    assert entry["coverage_satisfiable"] is False and plan["weak_oracles"] == [rid]
+    [trace] = [t for t in plan["claim_traceability"] if t["claim_id"] == rid]
     assert trace["status"] == "BOUND_WEAK_ORACLE"
-    assert (code, plan["verdict"]) == (0, "GAPS")  # an important requirement: no gate
-    assert "weak oracle (none failing_capable)" in output
+    assert (plan["verdict"], gap_kinds(plan)) == (verdict, gaps)
+    assert exit_status(plan, False) == (1 if gaps else 0)
+    assert any(line.startswith(rid) and line.endswith("weak oracle (none failing_capable)")
+               for line in lines(plan))
 
-    app.requirement("sign-in")["journey"]["oracles"] = weak
-    code, plan, _ = app.plan()
-    assert code == 1
-    assert [(g["kind"], g.get("requirement_id", g.get("claim_id")))
-            for g in plan["critical_gaps"]] == [
-        ("requirement_weak_oracle", "sign-in"),
-        ("claim_without_satisfiable_journey", "sign-in")]
+
+@pytest.mark.parametrize(("change", "status"), [
+    pytest.param({}, "SATISFIABLE", id="bound-with-a-failing-capable-oracle"),
+    pytest.param({"journey": {"actions": [ui("catalog.book")], "oracles": WEAK_ORACLES}},
+                 "BOUND_WEAK_ORACLE", id="bound-with-only-weak-oracles"),
+    pytest.param({"journey": {"actions": [ui("secret.refund")], "oracles": [capable()]}},
+                 "NOT_BOUND", id="traced-but-not-bound"),
+    pytest.param({"capability_claims": []}, "MISSING", id="traced-by-no-requirement"),
+    pytest.param({"applicable": False, "not_applicable_reason": "later", "journey": None},
+                 "MISSING", id="traced-only-by-a-not-applicable-requirement"),
+])
+def test_claim_traceability(app: App, change: dict[str, Any], status: str) -> None:
+    browse = app.requirement("browse")
+    browse.update(copy.deepcopy(change))
+    if browse.get("journey") is None:
+        browse.pop("journey", None)
+    [trace] = [t for t in app.plan()["claim_traceability"] if t["claim_id"] == "browse"]
+    assert trace["status"] == status
+
+
+@pytest.mark.parametrize(("change", "gaps"), [
+    pytest.param(lambda app: app.add(requirement("refund", [ui("secret.refund")],
+                                                 criticality="critical")),
+                 [("requirement_not_bound", "refund")], id="critical-requirement-not-bound"),
+    pytest.param(lambda app: app.add(requirement("refund", [ui("secret.refund")])),
+                 [], id="important-requirement-not-bound"),
+    pytest.param(lambda app: app.requirement("sign-in")["journey"].update(
+                     actions=[ui("secret.refund")]),
+                 [("requirement_not_bound", "sign-in"),
+                  ("claim_without_satisfiable_journey", "sign-in")],
+                 id="critical-claim-traced-by-an-unbound-requirement"),
+    pytest.param(lambda app: app.requirement("sign-in").update(capability_claims=[]),
+                 [("claim_without_journey", "sign-in")], id="critical-claim-traced-by-none"),
+    pytest.param(lambda app: app.add({"id": "later", "criticality": "critical",
+                                      "applicable": False, "not_applicable_reason": "later",
+                                      "capability_claims": ["checkout"]}),
+                 [], id="critical-but-not-applicable"),
+])
+def test_critical_gaps(app: App, change: Any, gaps: list[tuple[str, str]]) -> None:
+    change(app)
+    plan = app.plan()
+    assert gap_kinds(plan) == gaps
+    assert exit_status(plan, False) == (1 if gaps else 0)
+    assert (plan["verdict"] == "CRITICAL_GAP") == bool(gaps)
 
 
 def test_observed_controls_no_journey_uses_are_listed(app: App) -> None:
-    _, plan, _ = app.plan()
-    unlinked = {c["qid"]: c for c in plan["unlinked_controls"]}
+    unlinked = {c["qid"]: c for c in app.plan()["unlinked_controls"]}
     assert sorted(unlinked) == ["account.delete", "account.shop", "catalog.home", "home.banner",
                                 "home.catalog", "home.login", "secret.home", "secret.refund"]
     assert unlinked["home.login"]["navigated_through"] is True
@@ -360,293 +447,127 @@ def test_observed_controls_no_journey_uses_are_listed(app: App) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Invalid input
+# Candidate fixture cases
 # ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("qid", "kind"), [
-    ("#login-button", "a raw CSS selector"),
-    ("form > button.primary", "a raw CSS selector"),
-    ("button[type=submit]", "a raw CSS selector"),
-    ("//button[@id='login']", "a raw XPath expression"),
-    ("xpath=/html/body/button", "a raw XPath expression"),
-])
-def test_a_raw_selector_is_invalid_input_and_no_plan_is_written(
-        app: App, qid: str, kind: str) -> None:
-    app.requirement("browse")["journey"]["actions"] = [ui(qid)]
-    code, plan, output = app.plan()
-    assert (code, plan) == (2, {})
-    assert f"requirements.json: /requirements/1/journey/actions/0/qid: {json.dumps(qid)} " \
-           f"is {kind}" in output
+def scaffold_of(app: App) -> tuple[dict[str, Any], dict[str, Any]]:
+    inputs = app.load()
+    plan = build_plan(inputs, app.root / "plan.json")
+    return plan, build_scaffold(inputs, plan, app.root / "scaffold.json")
 
 
-def test_a_selector_key_is_refused_as_a_raw_selector(app: App) -> None:
-    app.requirement("browse")["journey"]["actions"] = [
-        {"kind": "ui", "qid": "catalog.book", "action": "click", "selector": "#book"}]
-    app.graph["transitions"][0]["qid"] = "a.login-link:hover"
-    code, plan, output = app.plan()
-    assert (code, plan) == (2, {})
-    assert "requirements.json: /requirements/1/journey/actions/0/selector: raw selectors " \
-           "are refused" in output
-    assert 'state-graph.json: /transitions/0/qid: "a.login-link:hover" is a raw CSS selector' \
-        in output
-
-
-def test_every_input_problem_is_listed_at_once_with_file_and_pointer(app: App) -> None:
-    (app.root / "plan.json").unlink(missing_ok=True)
-    app.fixture["trials"] = 0
-    app.requirements["requirements"].append(requirement("browse", [ui("catalog.book")]))
-    app.requirements["requirements"][0]["criticalty"] = "critical"
-    app.requirement("sign-in")["journey"]["oracles"] = [capable(stdout_contain=["x"])]
-    app.inventory["inventory"].append({"state": "cart", "interactives": []})
-    app.inventory["inventory"][0]["interactives"].append({"qid": "home.x", "tag": "a",
-                                                          "visible": "yes", "enabled": True})
-    app.graph["transitions"][2]["action"] = "Submit!"
-    code, plan, output = app.plan()
-    assert (code, plan) == (2, {})
-    expected = [
-        "fixtures/agentic_eval.json: /trials:",
-        "requirements.json: /requirements/0/criticalty: unknown key 'criticalty' "
-        "(did you mean 'criticality'?)",
-        "requirements.json: /requirements/0/journey/oracles/0/expected/stdout_contain: "
-        "unknown key 'stdout_contain' (did you mean 'stdout_contains'?)",
-        "requirements.json: /requirements/2/id: duplicate requirement id 'browse' "
-        "(also /requirements/1/id)",
-        'discovery-inventory.json: /inventory/0/interactives/3/visible: "yes" is a string, '
-        "expected boolean",
-        "state-graph.json: /transitions/2/action: 'Submit!' does not match",
-    ]
-    for line in expected:
-        assert line in output, line
-    assert "plan-journeys: input rejected" in output
-
-
-def test_the_inventory_and_the_graph_must_agree(app: App) -> None:
-    app.inventory["inventory"].append({"state": "cart", "interactives": []})
-    app.inventory["inventory"].append({"state": "home", "interactives": []})
-    app.inventory["inventory"][1]["interactives"].append(control("login.email"))
-    app.graph["transitions"].append({"from": "home", "to": "checkout", "action": "click",
-                                     "qid": "home.login"})
-    app.graph["transitions"].append({"from": "login", "to": "home", "action": "click",
-                                     "qid": "login.cancel"})
-    app.graph["states"].append({"id": "login"})
-    app.graph["initial_state"] = "hom"
-    code, _, output = app.plan()
-    assert code == 2
-    for line in [
-        "state-graph.json: /states/5/id: duplicate state id 'login' (also /states/1/id)",
-        "state-graph.json: /initial_state: initial state 'hom' is not one of /states "
-        "(did you mean 'home'?)",
-        "discovery-inventory.json: /inventory/5/state: state 'cart' is not a state of the "
-        "state graph",
-        "discovery-inventory.json: /inventory/6/state: state 'home' is listed twice "
-        "(also /inventory/0/state)",
-        "discovery-inventory.json: /inventory/1/interactives/2/qid: qid 'login.email' appears "
-        "twice in state 'login'",
-        "state-graph.json: /transitions/6/to: 'checkout' is not one of /states",
-        "state-graph.json: /transitions/7/qid: the transition fires by acting on "
-        "'login.cancel', which discovery-inventory.json does not list in state 'login'",
-    ]:
-        assert line in output, line
-
-
-@pytest.mark.parametrize("content", [None, "{not json", '{"a": 1, "a": 2}', "[]"])
-def test_unreadable_or_malformed_files_exit_2_without_traceback(
-        app: App, content: str | None) -> None:
-    args = app.write()
-    target = app.root / "state-graph.json"
-    if content is None:
-        target.unlink()
-    else:
-        target.write_text(content)
-    result = run_cli("plan-journeys", *args, cwd=app.root)
-    assert result.returncode == 2 and "Traceback" not in result.stderr
-    assert "state-graph.json: " in result.stderr
-    assert not (app.root / "plan.json").exists()
-
-
-def test_an_applicable_requirement_needs_a_journey_and_a_not_applicable_one_a_reason(
-        app: App) -> None:
-    app.requirements["requirements"] += [
-        {"id": "no-journey", "criticality": "optional"},
-        {"id": "no-reason", "criticality": "optional", "applicable": False},
-    ]
-    code, _, output = app.plan()
-    assert code == 2
-    assert "/requirements/2: 'journey' is a required property" in output
-    assert "/requirements/3: 'not_applicable_reason' is a required property" in output
-
-
-# ---------------------------------------------------------------------------------------------
-# Scaffolds
-# ---------------------------------------------------------------------------------------------
-
-
-def test_scaffold_cases_load_with_the_fixture_and_skips_are_explained(app: App) -> None:
-    app.requirements["requirements"] += [
-        requirement("export", [{"kind": "command", "command": ["bash", "../run.sh", "Bo"]}],
-                    oracles=[capable(stdout_contains=["hello, Bo"])], capability_claims=["browse"]),
-        requirement("weak", [ui("catalog.book")],
-                    oracles=[{"description": "looks fine", "failing_capable": False}]),
-        requirement("stray-tag", [ui("catalog.book")], oracles=[capable(artifacts=[
-            {"path": "out.json", "exists": True, "claim": "sign-in"}])]),
-        requirement("greets", [{"kind": "command", "command": ["bash", "../run.sh", "Ada"]}],
-                    oracles=[capable(stdout_contains=["Ada"])]),
-    ]
-    app.fixture["cases"][0]["name"] = "journey-greets"
-    code, plan, output = app.plan("--scaffold-output", "scaffold.json")
-    fragment = json.loads((app.root / "scaffold.json").read_text())
+def test_scaffold_cases_replay_the_journey_and_load_with_the_fixture(app: App) -> None:
+    app.add(requirement("export", [command("bash", "../run.sh", "Bo")],
+                        oracles=[capable(stdout_contains=["hello, Bo"])],
+                        capability_claims=["browse"]))
+    plan, fragment = scaffold_of(app)
     assert fragment["schema"] == "agentic_evals.journey_scaffold.v1"
     assert fragment["fixture"] == "fixtures/agentic_eval.json"
     cases = {case["name"]: case for case in fragment["cases"]}
     assert sorted(cases) == ["journey-export", "journey-sign-in"]
     assert cases["journey-export"]["command"] == ["bash", "../run.sh", "Bo"]
+    assert cases["journey-export"]["supports_claims"] == ["browse"]
     sign_in = cases["journey-sign-in"]
     assert sign_in["command"] == ["python3", "../drive.py", "journey-sign-in.steps.json"]
     [steps_file] = sign_in["artifacts"]
-    assert steps_file["content"]["steps"] == journey(plan, "sign-in")["path"]
+    assert steps_file["path"] == "journey-sign-in.steps.json"
+    assert steps_file["content"] == {
+        "schema": "agentic_evals.journey_steps.v1", "requirement_id": "sign-in",
+        "url": "http://app.test/", "initial_state": "home",
+        "steps": journey(plan, "sign-in")["path"]}
     assert sign_in["supports_claims"] == ["sign-in"] and sign_in["seams"] == ["auth"]
     assert sign_in["expected"] == {"exit_code": 0, "stdout_contains": ["final state: account"]}
-    reasons = {item["requirement_id"]: item["reason"] for item in fragment["skipped"]}
-    assert list(reasons) == ["browse", "weak", "stray-tag", "greets"]
-    assert "no failing_capable oracle gives an expected check" in reasons["browse"]
-    assert "no failing_capable oracle gives an expected check" in reasons["weak"]
-    assert "the fixture would refuse it" in reasons["stray-tag"]
-    assert "names claim 'sign-in'" in reasons["stray-tag"]
-    assert reasons["greets"] == "the fixture already has a case named 'journey-greets'"
-    assert "2 candidate case(s), 4 skipped" in output and code == 0
-
-    # Appended to the fixture, the candidates load: as a file, through validate.
-    merged = json.loads((app.root / "fixtures" / "agentic_eval.json").read_text())
-    merged["cases"] += fragment["cases"]
+    # Appended to the fixture, the candidates load.
+    merged = {**app.fixture, "cases": [*app.fixture["cases"], *fragment["cases"]]}
     path = app.skill.write(merged, "agentic_eval_merged.json")
-    result = run_cli("validate", str(path), cwd=app.root)
-    assert result.returncode == 0, result.stderr
-    assert "4 cases" in result.stdout
+    assert [case.name for case in load_fixture(path).cases] == [
+        "greets", "refuses-empty-name", "journey-sign-in", "journey-export"]
 
 
-def test_oracles_that_disagree_give_no_candidate(app: App) -> None:
+def test_oracles_checks_are_merged_into_one_expected(app: App) -> None:
     app.requirement("sign-in")["journey"]["oracles"] = [
-        capable(exit_code=0, stdout_contains=["a"]), capable(exit_code=3)]
-    _, _, _ = app.plan("--scaffold-output", "scaffold.json")
-    fragment = json.loads((app.root / "scaffold.json").read_text())
-    [skipped] = [s for s in fragment["skipped"] if s["requirement_id"] == "sign-in"]
-    assert skipped["reason"] == "oracles disagree on expected exit_code: 0 and 3"
+        capable(stdout_contains=["a"]), capable(stdout_contains=["b", "a"], exit_code=0),
+        {"description": "looks right", "failing_capable": False,
+         "expected": {"stderr_contains": ["ignored"]}}]
+    _, fragment = scaffold_of(app)
+    [case] = fragment["cases"]
+    assert case["expected"] == {"exit_code": 0, "stdout_contains": ["a", "b"]}
 
 
-def test_a_ui_journey_needs_a_driver_to_be_scaffolded(app: App) -> None:
-    del app.requirements["driver"]
-    app.plan("--scaffold-output", "scaffold.json")
-    fragment = json.loads((app.root / "scaffold.json").read_text())
-    assert fragment["cases"] == []
-    assert "declares no driver" in fragment["skipped"][0]["reason"]
+@pytest.mark.parametrize(("change", "rid", "reason"), [
+    pytest.param(lambda app: None, "browse", "no failing_capable oracle gives an expected "
+                 "check: a case that checks only exit 0 proves nothing (add expected to an "
+                 "oracle)", id="no-expected-check"),
+    pytest.param(lambda app: app.add(requirement("weak", [ui("catalog.book")],
+                                                 oracles=copy.deepcopy(WEAK_ORACLES))),
+                 "weak", "no failing_capable oracle gives an expected check: a case that "
+                 "checks only exit 0 proves nothing (add expected to an oracle)",
+                 id="weak-oracle"),
+    pytest.param(lambda app: app.requirement("sign-in")["journey"].update(oracles=[
+                     capable(exit_code=0, stdout_contains=["a"]), capable(exit_code=3)]),
+                 "sign-in", "oracles disagree on expected exit_code: 0 and 3",
+                 id="oracles-disagree"),
+    pytest.param(lambda app: app.requirements.pop("driver"), "sign-in",
+                 "requirements.json declares no driver to replay a journey of several steps "
+                 "(set driver.command)", id="no-driver"),
+    pytest.param(lambda app: app.fixture["cases"][0].update(name="journey-sign-in"),
+                 "sign-in", "the fixture already has a case named 'journey-sign-in'",
+                 id="name-taken"),
+    pytest.param(lambda app: app.requirement("sign-in")["journey"].update(oracles=[capable(
+                     artifacts=[{"path": "out.json", "exists": True, "claim": "browse"}])]),
+                 "sign-in", "the fixture would refuse it: ", id="the-loader-refuses-it"),
+])
+def test_a_candidate_that_would_not_do_is_skipped_with_the_reason(
+        app: App, change: Any, rid: str, reason: str) -> None:
+    change(app)
+    _, fragment = scaffold_of(app)
+    skipped = {item["requirement_id"]: item["reason"] for item in fragment["skipped"]}
+    assert rid not in {case["name"].removeprefix("journey-") for case in fragment["cases"]}
+    if reason.endswith(": "):
+        assert skipped[rid].startswith(reason) and "names claim 'browse'" in skipped[rid]
+    else:
+        assert skipped[rid] == reason
+
+
+def test_skipped_candidates_are_listed_in_plan_order(app: App) -> None:
+    app.add(requirement("weak", [ui("catalog.book")], oracles=copy.deepcopy(WEAK_ORACLES)),
+            requirement("stray", [ui("catalog.book")], oracles=[capable(artifacts=[
+                {"path": "out.json", "exists": True, "claim": "sign-in"}])]),
+            requirement("plain", [ui("catalog.book")]))
+    _, fragment = scaffold_of(app)
+    # "stray" is refused by the loader after the others were skipped for their oracles.
+    assert [item["requirement_id"] for item in fragment["skipped"]] == [
+        "browse", "weak", "stray", "plain"]
 
 
 # ---------------------------------------------------------------------------------------------
-# Determinism, the worked example, schemas
+# Determinism
 # ---------------------------------------------------------------------------------------------
 
 
-def test_the_plan_is_byte_identical_for_the_same_inputs(app: App, tmp_path: Path) -> None:
-    app.plan("--scaffold-output", "scaffold.json")
-    first = (app.root / "plan.json").read_bytes(), (app.root / "scaffold.json").read_bytes()
-    app.plan("--scaffold-output", "scaffold.json")
-    assert ((app.root / "plan.json").read_bytes(),
-            (app.root / "scaffold.json").read_bytes()) == first
-    # From another working directory, with absolute paths: the same bytes.
-    args = [str(app.root / a) if a.endswith(".json") else a for a in app.write()]
-    result = run_cli("plan-journeys", *args, cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
-    assert (app.root / "plan.json").read_bytes() == first[0]
-    assert not list(app.root.glob(".plan.json.*"))  # the atomic write left no temporary file
+def test_the_same_inputs_give_the_same_plan_text(app: App) -> None:
+    app.graph["transitions"].append(
+        {"from": "catalog", "to": "account", "action": "click", "qid": "catalog.book"})
+    first, first_fragment = scaffold_of(app)
+    again, again_fragment = scaffold_of(app)
+    assert json_text(again, flat_on_one_line) == json_text(first, flat_on_one_line)
+    assert json_text(again_fragment, flat_on_one_line) == \
+        json_text(first_fragment, flat_on_one_line)
 
 
-def test_the_worked_example_produces_the_committed_plan(tmp_path: Path) -> None:
-    copy_dir = tmp_path / "journeys"
-    shutil.copytree(EXAMPLE, copy_dir)
-    for produced in ("journey-plan.json", "journey-scaffold.json"):
-        (copy_dir / produced).unlink()
-    result = run_cli("plan-journeys", "--fixture", "agentic_eval.json",
-                     "--requirements", "requirements.json",
-                     "--interaction-inventory", "discovery-inventory.json",
-                     "--state-graph", "state-graph.json", "--output", "journey-plan.json",
-                     "--scaffold-output", "journey-scaffold.json", cwd=copy_dir)
-    assert result.returncode == 1, result.stderr  # the example's missing critical journey
-    for produced in ("journey-plan.json", "journey-scaffold.json"):
-        assert (copy_dir / produced).read_bytes() == (EXAMPLE / produced).read_bytes(), (
-            f"docs/examples/journeys/{produced} is stale: regenerate it (see "
-            "docs/commands/plan-journeys.md)")
-    plan = json.loads((copy_dir / "journey-plan.json").read_text())
-    assert_plan_schema(plan)
-    assert sorted({j["binding_status"] for j in plan["journeys"]}) == [
-        "BOUND", "NOT_APPLICABLE", "PARTIALLY_BOUND", "UNBOUND"]
-    # The example's scaffolded cases really run, against the example's model of the shop.
-    fixture = json.loads((copy_dir / "agentic_eval.json").read_text())
-    fixture["cases"] += json.loads((copy_dir / "journey-scaffold.json").read_text())["cases"]
-    (copy_dir / "agentic_eval.json").write_text(json.dumps(fixture))
-    result = run_cli("run", "agentic_eval.json", "--report-only", cwd=copy_dir)
-    report = json.loads(result.stdout)
-    assert {c["name"]: c["outcome"] for c in report["cases"]} == {
-        "driver-replays-a-route": "PASS", "driver-refuses-a-disabled-control": "PASS",
-        "journey-sign-in": "PASS", "journey-buy-a-book": "PASS"}
+def test_a_journey_does_not_depend_on_the_other_requirements(app: App) -> None:
+    # Routes are cached between journeys: the order they are planned in changes nothing.
+    app.add(requirement("round-trip", [ui("login.submit"), ui("catalog.home"),
+                                       ui("home.login")]),
+            requirement("back", [ui("catalog.book"), ui("login.email", "fill")]))
+    forwards = app.plan()["journeys"]
+    app.requirements["requirements"].reverse()
+    assert app.plan()["journeys"] == list(reversed(forwards))
 
 
-def test_the_example_fixture_loads() -> None:
-    fixture = load_fixture(EXAMPLE / "agentic_eval.json")
-    assert fixture.eval_kind == "runner_selftest"
-    scaffold = json.loads((EXAMPLE / "journey-scaffold.json").read_text())
-    merged = {**fixture.data, "cases": [*fixture.data["cases"], *scaffold["cases"]]}
-    assert len(fixture_from_data(merged, fixture.path).cases) == 4
-
-
-@pytest.mark.parametrize("name", ["requirements", "discovery-inventory", "state-graph",
-                                  "journey-plan"])
-def test_schema_prints_the_journey_schemas(name: str) -> None:
-    result = run_cli("schema", name)
-    assert result.returncode == 0
-    schema = json.loads(result.stdout)
-    Draft202012Validator.check_schema(schema)
-    assert schema["$id"].endswith(f"{name.replace('-', '_')}.v1.json")
-
-
-def test_the_example_inputs_meet_their_schemas() -> None:
-    for name, schema in (("requirements.json", "requirements"),
-                         ("discovery-inventory.json", "discovery_inventory"),
-                         ("state-graph.json", "state_graph")):
-        data = json.loads((EXAMPLE / name).read_text())
-        assert list(schema_validator(schema).iter_errors(data)) == []
-        fast = fast_check(schema)
-        assert fast is not None and fast(data)
-
-
-# The compiled check may refuse what the schema accepts (jsonschema then has the last word),
-# never the other way round. Mutations of the example's valid documents find the edges.
-_EXAMPLE_DOCUMENTS = {schema: json.loads((EXAMPLE / name).read_text()) for name, schema in (
-    ("requirements.json", "requirements"), ("discovery-inventory.json", "discovery_inventory"),
-    ("state-graph.json", "state_graph"))}
-_scalar = st.one_of(st.sampled_from(["home", "home.login", "", "#x", "a b", "click", "Click",
-                                     "command", "ui", "agentic_evals.requirements.v1"]),
-                    st.text(max_size=3), st.booleans(), st.integers(-1, 2), st.none(),
-                    st.just(1.0), st.just([]), st.just({}), st.just(["x", "x"]))
-_keys = st.sampled_from(["state", "interactives", "qid", "tag", "visible", "enabled", "id",
-                         "from", "to", "action", "kind", "journey", "actions", "oracles",
-                         "failing_capable", "applicable", "not_applicable_reason", "command",
-                         "selector", "expected", "extra"])
-
-
-@st.composite
-def _mutated(draw: st.DrawFn) -> tuple[str, Any]:
-    schema = draw(st.sampled_from(sorted(_EXAMPLE_DOCUMENTS)))
-    document = copy.deepcopy(_EXAMPLE_DOCUMENTS[schema])
-    return schema, mutate_json(draw, document, _scalar, _keys)
-
-
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(case=_mutated())
-def test_the_compiled_check_never_accepts_what_the_schema_refuses(case: tuple[str, Any]) -> None:
-    schema, document = case
-    fast = fast_check(schema)
-    assert fast is not None
-    refused = list(schema_validator(schema).iter_errors(document))
-    if fast(document):
-        assert refused == []
+def test_input_paths_are_shown_relative_to_the_plan(app: App) -> None:
+    plan = build_plan(app.load(), app.root / "plans" / "plan.json")
+    assert [entry["path"] for entry in plan["inputs"].values()] == [
+        "../fixtures/agentic_eval.json", "../requirements.json", "../discovery-inventory.json",
+        "../state-graph.json"]
