@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,14 +26,32 @@ FIXTURES_DIRNAME = "fixtures"
 
 @dataclass(frozen=True)
 class InputArtifact:
+    """A file written into the trial's workspace before the command runs, from one of: inline
+    ``content`` (text, or any other JSON value written as JSON), ``content_base64`` (bytes),
+    or ``from``, a file of the skill directory copied byte for byte."""
+
     path: str
-    content: Any
+    content: Any = None
     outside_workspace: bool = False
+    binary: bytes | None = None
+    """The decoded ``content_base64``."""
+    source: Path | None = None
+    """The absolute path of the ``from`` file."""
+    origin: str | None = None
+    """The ``from`` path as the fixture writes it, for judgements and messages."""
 
     def text(self) -> str:
         if isinstance(self.content, str):
             return self.content
         return json.dumps(self.content, indent=2)
+
+    def write(self, target: Path) -> None:
+        if self.source is not None:
+            shutil.copyfile(self.source, target)
+        elif self.binary is not None:
+            target.write_bytes(self.binary)
+        else:
+            target.write_text(self.text(), encoding="utf-8")
 
 
 @dataclass(frozen=True)
@@ -64,6 +83,11 @@ class Case:
     @property
     def pointer(self) -> str:
         return pointer_for("cases", self.index)
+
+    @property
+    def copied_inputs(self) -> tuple[str, ...]:
+        """The ``from`` paths of the case's input artifacts, as the fixture writes them."""
+        return tuple(a.origin for a in self.input_artifacts if a.origin is not None)
 
     @property
     def judged_command(self) -> tuple[str, ...]:

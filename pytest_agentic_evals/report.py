@@ -18,6 +18,7 @@ from pytest_agentic_evals.model import NOT_TESTED, PASS, Fixture
 from pytest_agentic_evals.problems import pointer_for
 from pytest_agentic_evals.reliability import case_reliability
 from pytest_agentic_evals.schemas import schema_text
+from pytest_agentic_evals.usage import case_usage
 from pytest_agentic_evals.verdicts import (
     CaseVerdict,
     case_outcome,
@@ -91,6 +92,7 @@ def build_fixture_report(
             "reliability": case_reliability(
                 passed, sum(r["outcome"] == "FAIL" for r in results), len(results)
             ),
+            "usage": case_usage(results),
             "trials": results,
         })
 
@@ -111,6 +113,9 @@ def build_fixture_report(
         notes.append("partial run: not every case and trial was selected")
     if interrupted:
         notes.append("the run was interrupted")
+    if fixture.eval_kind == "scaffold":
+        notes.append("scaffold fixture (eval_kind: scaffold): exempt from the anti-slush "
+                     "contract, so its readiness says the skill starts, not that it works")
 
     report = {
         "version": 2,

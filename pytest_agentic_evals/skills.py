@@ -327,6 +327,7 @@ def audit(root: Path) -> dict[str, Any]:
     """The posture of every skill under ``root``."""
     root = Path(os.path.abspath(root))
     skills = [audit_skill(skill, root) for skill in discover(root)]
+    _flag_shared_names(skills)
     postures = Counter(entry["posture"] for entry in skills)
     codes = Counter(finding["code"] for entry in skills for finding in entry["findings"])
     return {
@@ -341,6 +342,27 @@ def audit(root: Path) -> dict[str, Any]:
             "with_real_eval": postures.get(ACCEPTED, 0),
         },
     }
+
+
+def _flag_shared_names(skills: list[dict[str, Any]]) -> None:
+    """SKILL006 on every skill whose name another skill of the tree also has: an agent that
+    loads skills by name gets one of them, and which one depends on the loader."""
+    by_name: dict[str, list[str]] = {}
+    for entry in skills:
+        if isinstance(entry["name"], str):
+            by_name.setdefault(entry["name"], []).append(entry["path"])
+    for entry in skills:
+        paths = by_name.get(entry["name"], []) if isinstance(entry["name"], str) else []
+        if len(paths) < 2:
+            continue
+        others = ", ".join(path for path in paths if path != entry["path"])
+        message = (f"name {entry['name']!r} is also the name of {others}: an agent that "
+                   "loads skills by name sees only one of them; give each skill its own name")
+        shown = f"{entry['path']}/{SKILL_FILE}" if entry["path"] != "." else SKILL_FILE
+        entry["findings"].append(Finding("SKILL006", message, shown, "/name").as_json())
+        if FIX_SKILL_MD not in entry["recommended_actions"]:
+            entry["recommended_actions"].insert(0, FIX_SKILL_MD)
+            entry["recommended_action"] = FIX_SKILL_MD
 
 
 def audit_lines(report: Mapping[str, Any]) -> list[str]:

@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_agentic_evals.usage import FIGURE_TITLES, usage_cell
+
 PASS, FAIL, BLOCKED = "PASS", "FAIL", "BLOCKED"
 
 
@@ -33,6 +35,13 @@ def claims_tally(report: dict[str, Any]) -> tuple[int, int]:
     claims = report.get("capability_readiness") or {}
     proven = sum(entry.get("verdict") == "PROVEN" for entry in claims.values())
     return proven, len(claims)
+
+
+def readiness_label(report: dict[str, Any]) -> str:
+    """The readiness as a person should read it: a scaffold's READY is not a skill's."""
+    if report.get("eval_kind") == "scaffold":
+        return f"{report['readiness']} (scaffold)"
+    return str(report["readiness"])
 
 
 def headline(report: dict[str, Any]) -> str:
@@ -58,7 +67,22 @@ def _trials_note(case: dict[str, Any]) -> str:
 
 
 def _first_problem(case: dict[str, Any]) -> str:
-    return case["problems"][0] if case["problems"] else "no detail"
+    """The first line of the first problem (a diff goes on for lines)."""
+    return case["problems"][0].split("\n", 1)[0] if case["problems"] else "no detail"
+
+
+def usage_lines(report: dict[str, Any]) -> list[str]:
+    """Per case with figures: each figure's mean / p95 over its trials."""
+    lines = []
+    for case in report["cases"]:
+        figures = case.get("usage")
+        if not figures:
+            continue
+        ran = (case.get("reliability") or {}).get("ran") or len(case.get("trials", ()))
+        parts = [f"{title} {usage_cell(name, figures, ran)}"
+                 for name, title in FIGURE_TITLES.items() if name in figures]
+        lines.append(f"{case['name']}: " + ", ".join(parts))
+    return lines
 
 
 def claim_problems(report: dict[str, Any]) -> Iterator[str]:
@@ -72,7 +96,7 @@ def terminal_lines(report: dict[str, Any]) -> list[Line]:
     lines: list[Line] = []
     for fixture in fixture_reports(report):
         colour = "green" if fixture["readiness"] == "READY" else "red"
-        lines.append(Line(f"{fixture['readiness']:<16} {headline(fixture)}", colour))
+        lines.append(Line(f"{readiness_label(fixture):<16} {headline(fixture)}", colour))
         failing = [c for c in fixture["cases"] if c["outcome"] in (FAIL, BLOCKED)]
         capability = [c for c in failing if not is_infrastructure(c)]
         infrastructure = [c for c in failing if is_infrastructure(c)]
@@ -88,6 +112,10 @@ def terminal_lines(report: dict[str, Any]) -> list[Line]:
                                   "red" if case["outcome"] == FAIL else "yellow"))
         for text in claim_problems(fixture):
             lines.append(Line(f"  {text}", "red"))
+        usage = usage_lines(fixture)
+        if usage:
+            lines.append(Line("  agent runs (mean / p95 over trials):"))
+            lines += [Line(f"    {text}") for text in usage]
     return lines
 
 
@@ -98,7 +126,7 @@ def _cell(value: object) -> str:
 def markdown(report: dict[str, Any]) -> str:
     """A Markdown summary: fixtures, then each fixture's cases and claims."""
     fixtures = fixture_reports(report)
-    overall = report["readiness"]
+    overall = readiness_label(report) if "fixtures" not in report else report["readiness"]
     out = [f"## agentic-evals: {overall}", "",
            "| readiness | fixture | skill | passed | failed | blocked | flaky | claims PROVEN |",
            "|---|---|---|---|---|---|---|---|"]
@@ -106,12 +134,12 @@ def markdown(report: dict[str, Any]) -> str:
         summary = fixture["summary"]
         proven, claims = claims_tally(fixture)
         out.append("| " + " | ".join(_cell(v) for v in (
-            f"**{fixture['readiness']}**", fixture["fixture"], fixture["skill"],
+            f"**{readiness_label(fixture)}**", fixture["fixture"], fixture["skill"],
             f"{summary['passed']}/{summary['total']}", summary["failed"], summary["blocked"],
             summary.get("flaky", 0), f"{proven}/{claims}" if claims else "-",
         )) + " |")
     for fixture in fixtures:
-        out += ["", f"### {_cell(fixture['fixture'])}: {fixture['readiness']}", ""]
+        out += ["", f"### {_cell(fixture['fixture'])}: {readiness_label(fixture)}", ""]
         notes = [note for note in fixture.get("readiness_notes", ()) if note.startswith(
             ("partial run", "the run was interrupted"))]
         if notes:
@@ -133,6 +161,7 @@ def markdown(report: dict[str, Any]) -> str:
                 case["name"], case["outcome"], f"{figures.get('passed', 0)}/{ran}",
                 rate_text, pass_n, kind, problem,
             )) + " |")
+        out += _usage_table(fixture)
         verdicts = fixture.get("capability_readiness") or {}
         if verdicts:
             out += ["", "| claim | criticality | verdict | why |", "|---|---|---|---|"]
@@ -141,3 +170,18 @@ def markdown(report: dict[str, Any]) -> str:
                 out.append("| " + " | ".join(_cell(v) for v in (
                     claim_id, entry.get("criticality", ""), entry["verdict"], why)) + " |")
     return "\n".join(out) + "\n"
+
+
+def _usage_table(fixture: dict[str, Any]) -> list[str]:
+    """The agent runs' figures per case: mean / p95 over the trials that state each one."""
+    cases = [case for case in fixture["cases"] if case.get("usage")]
+    if not cases:
+        return []
+    out = ["", "Agent runs, mean / p95 over trials:", "",
+           "| case | " + " | ".join(FIGURE_TITLES.values()) + " |",
+           "|---|" + "---|" * len(FIGURE_TITLES)]
+    for case in cases:
+        ran = (case.get("reliability") or {}).get("ran") or len(case.get("trials", ()))
+        cells = [usage_cell(name, case["usage"], ran) for name in FIGURE_TITLES]
+        out.append("| " + " | ".join(_cell(v) for v in (case["name"], *cells)) + " |")
+    return out

@@ -332,6 +332,22 @@ def test_excluding_what_the_command_could_print_is_an_oracle(skill: Skill) -> No
     assert q.live_qualified is True
 
 
+def test_an_artifact_excludes_of_what_the_skill_could_write_is_an_oracle(skill: Skill) -> None:
+    real = {"exit_code": 0, "artifacts": [{"path": "out.txt", "excludes": ["555-0100"]}]}
+    assert qualify(skill.case(live("l", expected=real))).live_qualified is True
+    crash = {"exit_code": 0, "artifacts": [{"path": "out.txt", "excludes": ["Traceback"],
+                                            "lines_exclude": ["Error"]}]}
+    q = qualify(skill.case(live("l", expected=crash)))
+    assert q.live_qualified is False
+    assert any("only exclude generic crash markers" in r for r in q.disqualifiers)
+
+
+def test_an_exact_stdout_is_still_the_commands_own_prose(skill: Skill) -> None:
+    q = qualify(skill.case(live("l", expected={"exit_code": 0, "stdout_equals": "3 rows\n"})))
+    assert q.live_qualified is False
+    assert any("command's own prose" in r for r in q.disqualifiers)
+
+
 @pytest.mark.parametrize(("text", "generic"), [
     ("Traceback", True), ("ERROR:", True), ("error", True), ("panicked", True),
     ("thread 'main' panicked at", True), ("ValueError", True), ("FAILED", True),

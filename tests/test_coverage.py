@@ -252,6 +252,14 @@ def test_success_prose(text: str, prose: bool) -> None:
     ({"exit_code": 0, "stderr_contains": ["warning: skipped"]}, "adversarial", True),
     ({"exit_code": 0, "artifacts": [{"path": "o", "exists": True, "optional": True}]},
      "positive", False),
+    ({"exit_code": 0, "artifacts": [{"path": "o", "excludes": ["555-0100"]}]}, "positive", True),
+    ({"exit_code": 0, "artifacts": [{"path": "o", "lines_exclude": ["Traceback", "ERROR"]}]},
+     "positive", False),
+    ({"exit_code": 0, "artifacts": [{"path": "o", "excludes": ["Error"], "min_bytes": 1}]},
+     "positive", True),
+    ({"exit_code": 0, "stdout_equals": "hello, Ada\n"}, "positive", True),
+    ({"exit_code": 0, "stdout_equals": "OK\n"}, "positive", False),
+    ({"exit_code": 0, "stderr_equals": ""}, "positive", False),
 ])
 def test_oracle_on_substance(skill: Skill, expected: dict[str, Any], kind: str,
                              capable: bool) -> None:

@@ -208,3 +208,58 @@ def test_redaction_shapes() -> None:
     assert "abc123xyz" not in text and "zzz" not in text and "pw1" not in text
     assert "sk-live" not in text
     assert '"name": "ok"' in text
+
+
+def test_stdout_equals_passes_on_the_exact_text_and_diffs_otherwise(tmp_path: Path) -> None:
+    assert check(tmp_path, {"stdout_equals": "a\nb\n"}, stdout=b"a\nb\n") == []
+    (failure,) = check(tmp_path, {"stdout_equals": "a\nb\nc\n"}, stdout=b"a\nB\nc\n")
+    assert failure.splitlines() == [
+        "stdout_equals: stdout differs from the expected text:",
+        "  --- expected",
+        "  +++ stdout",
+        "  @@ -1,3 +1,3 @@",
+        "   a",
+        "  -b",
+        "  +B",
+        "   c",
+    ]
+
+
+def test_stdout_equals_points_out_a_trailing_newline(tmp_path: Path) -> None:
+    (failure,) = check(tmp_path, {"stdout_equals": "done"}, stdout=b"done\n")
+    assert failure == ("stdout_equals: stdout differs from the expected text only at its end: "
+                       "stdout ends with a newline, and the text is compared exactly")
+
+
+def test_stderr_equals_and_a_bounded_diff(tmp_path: Path, monkeypatch) -> None:
+    from pytest_agentic_evals.expectations import builtin
+
+    assert check(tmp_path, {"stderr_equals": ""}, stderr=b"") == []
+    monkeypatch.setattr(builtin, "DIFF_LINES", 5)
+    (failure,) = check(tmp_path, {"stderr_equals": ""},
+                       stderr=b"".join(b"line %d\n" % n for n in range(50)))
+    assert failure.startswith("stderr_equals: stderr differs from the expected text:")
+    assert failure.splitlines()[-1] == "  ... (48 more diff lines)"
+
+
+def test_artifact_excludes_and_lines_exclude(tmp_path: Path) -> None:
+    observation = observe(tmp_path)
+    (observation.cwd / "out.txt").write_text("name: Ada\nphone: 555-0100\n")
+    (observation.cwd / "out.json").write_text('{"rows": [{"phone": 5550100}], "ok": true}')
+    kinds = builtin_kinds()
+
+    def failures(assertion: dict[str, Any]) -> list[str]:
+        return check_expectations({"artifacts": [assertion]}, observation, kinds)
+
+    assert failures({"path": "out.txt", "excludes": ["555-0199"],
+                     "lines_exclude": ["secret"]}) == []
+    assert failures({"path": "out.txt", "excludes": ["555-0100"]}) == [
+        "artifacts[0] out.txt: excludes: '555-0100' found on line 2"]
+    assert failures({"path": "out.txt", "lines_exclude": ["Ada", "phone"]}) == [
+        "artifacts[0] out.txt: lines_exclude: 'Ada' found on line 1",
+        "artifacts[0] out.txt: lines_exclude: 'phone' found on line 2"]
+    # Inside a JSON value: an integer-typed phone number is found in its JSON text.
+    assert failures({"path": "out.json", "json_pointer": "/rows", "excludes": ["5550100"]}) == [
+        'artifacts[0] out.json /rows: excludes: \'5550100\' found in "[{\\"phone\\": 5550100}]"']
+    assert failures({"path": "missing.txt", "excludes": ["x"]}) == [
+        "artifacts[0] missing.txt: file not found after the run"]

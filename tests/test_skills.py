@@ -357,3 +357,24 @@ def test_discovery_prunes_and_sorts(tmp_path: Path) -> None:
     assert "writing/greeter/sub-skill" in found
     assert not any(part in path for path in found
                    for part in (".git", "node_modules", ".venv", "myenv", "__pycache__", "egg"))
+
+
+def test_audit_flags_two_skills_with_the_same_name(tmp_path: Path) -> None:
+    make(tmp_path, "science/taxonomy")
+    make(tmp_path, "library/taxonomy")
+    make(tmp_path, "library/catalogue")
+    result = run_cli("audit-skills", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    entries = by_path(report)
+    for path, other in (("science/taxonomy", "library/taxonomy"),
+                        ("library/taxonomy", "science/taxonomy")):
+        (finding,) = [f for f in entries[path]["findings"] if f["code"] == "SKILL006"]
+        assert finding["file"] == f"{path}/SKILL.md" and finding["pointer"] == "/name"
+        assert finding["message"].startswith(f"name 'taxonomy' is also the name of {other}")
+        assert entries[path]["recommended_action"].startswith("fix_skill_md")
+    assert "SKILL006" not in codes(entries["library/catalogue"])
+    assert report["summary"]["findings"]["SKILL006"] == 2
+    table = run_cli("audit-skills", str(tmp_path), "--format", "table").stdout
+    assert any(line.split()[0] == "science/taxonomy" and "SKILL006" in line
+               for line in table.splitlines())

@@ -186,3 +186,27 @@ def test_reports_are_indented_json_with_one_trial_per_line(tmp_path: Path) -> No
     without_trials = {"readiness": "READY", "cases": [{"name": "greets", "problems": []}]}
     write_json_atomically(target, without_trials)
     assert target.read_text() == json.dumps(without_trials, indent=2) + "\n"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_scaffold_fixture_says_so_wherever_its_readiness_is_shown(
+    pytester: pytest.Pytester, mode: list[str]
+) -> None:
+    scaffold = {"version": 2, "skill": "greeter", "trials": 2, "eval_kind": "scaffold",
+                "cases": [{"name": "starts", "type": "positive",
+                           "command": ["bash", "../run.sh", "Ada"],
+                           "expected": {"exit_code": 0}}]}
+    make_skill(pytester, scaffold)
+    args = ["--agentic-evals", "-p", "no:cacheprovider", "--agentic-evals-md", "summary.md",
+            "--agentic-evals-report", "report.json", *mode]
+    result = (pytester.runpytest_subprocess(*args) if mode else pytester.runpytest(*args))
+    result.stdout.fnmatch_lines([
+        "READY (scaffold) fixtures/agentic_eval.json (skill greeter): 1/1 cases passed*"])
+    report = json.loads((pytester.path / "report.json").read_text())
+    assert report["readiness"] == "READY" and report["eval_kind"] == "scaffold"
+    assert any(note.startswith("scaffold fixture (eval_kind: scaffold)")
+               for note in report["readiness_notes"])
+    markdown = (pytester.path / "summary.md").read_text()
+    assert markdown.startswith("## agentic-evals: READY (scaffold)\n")
+    assert "| **READY (scaffold)** | fixtures/agentic_eval.json | greeter |" in markdown
+    assert "### fixtures/agentic_eval.json: READY (scaffold)" in markdown

@@ -1,8 +1,13 @@
-"""Trajectory checks: normalising each format, matching, and the trial outcomes they lead to."""
+"""Trajectory checks: normalising each format, matching, and the trial outcomes they lead to.
+
+Every sample under tests/data/trajectories was written for these tests in the shape the
+format's public documentation gives; none is copied from a third party.
+"""
 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +16,7 @@ import pytest
 from pytest_agentic_evals.expectations import trajectory as tj
 from pytest_agentic_evals.expectations.builtin import builtin_kinds, check_expectations
 from pytest_agentic_evals.expectations.observation import Observation
+from pytest_agentic_evals.expectations.trajectory import reading
 from pytest_agentic_evals.loading.fixture import fixture_schema
 
 from conftest import MODES, make_skill, skill_fixture
@@ -18,8 +24,18 @@ from conftest import MODES, make_skill, skill_fixture
 DATA = Path(__file__).parent / "data" / "trajectories"
 
 
-def events(name: str) -> list[dict[str, Any]]:
+def transcript(name: str) -> tj.Transcript:
     return tj.parse_trajectory((DATA / name).read_text())
+
+
+def events(name: str) -> list[dict[str, Any]]:
+    return transcript(name).events
+
+
+def calls(name: str) -> list[tuple[str | None, dict[str, Any], str]]:
+    """(name, parameters, agent) of each tool call."""
+    return [(e["name"], e["parameters"], e["agent"]) for e in events(name)
+            if e["type"] == "tool_use"]
 
 
 def observation(tmp_path: Path, trajectory: str | None = None) -> Observation:
@@ -36,16 +52,30 @@ def check(value: dict[str, Any], obs: Observation) -> list[str]:
     return check_expectations({"trajectory": value}, obs, builtin_kinds())
 
 
-# Normalisation
+def main(**fields: Any) -> dict[str, Any]:
+    """An event of the main agent, as the parsers produce it."""
+    return {"type": "tool_use", "name": None, "parameters": {}, "content": None,
+            "agent": "main", "agent_id": None, **fields}
+
+
+# Normalisation: one test per format and spelling
 
 
 def test_runner_jsonl_is_taken_as_is() -> None:
     got = events("runner.jsonl")
-    assert got[0] == {"type": "tool_use", "name": "Bash",
-                      "parameters": {"command": "git status --short"}, "content": None}
-    assert got[1] == {"type": "tool_result", "name": None, "parameters": {},
-                      "content": "M README.md"}
+    assert got[0] == main(name="Bash", parameters={"command": "git status --short"})
+    assert got[1] == main(type="tool_result", content="M README.md")
     assert [e["type"] for e in got] == ["tool_use", "tool_result", "tool_use", "output"]
+
+
+def test_runner_jsonl_may_attribute_events_and_state_figures() -> None:
+    got = tj.parse_trajectory(
+        '{"type": "tool_use", "name": "Bash", "agent": "subagent", "agent_id": "w1"}\n'
+        '{"type": "usage", "cost_usd": 0.25, "input_tokens": 100}\n'
+        '{"type": "usage", "cost_usd": 0.5}\n')
+    assert got.events == [main(name="Bash", agent="subagent", agent_id="w1")]
+    assert got.figure("cost_usd") == 0.75 and got.figure("input_tokens") == 100
+    assert got.figure("tool_calls") == 1 and got.figure("turns") is None
 
 
 def test_claude_stream_json() -> None:
@@ -55,38 +85,115 @@ def test_claude_stream_json() -> None:
         ("tool_use", "Read"), ("tool_result", None), ("output", None),
     ]
     assert got[1]["parameters"] == {"command": "git status", "description": "Show status"}
-    assert got[0]["content"] == "Checking the tree."
-    assert got[2]["content"] == "nothing to commit"
-    assert got[4]["content"] == "# Repo"
-    assert got[5]["content"] == "The tree is clean."
+    assert [got[0]["content"], got[2]["content"], got[4]["content"], got[5]["content"]] == [
+        "Checking the tree.", "nothing to commit", "# Repo", "The tree is clean."]
+
+
+def test_claude_subagent_calls_carry_parent_tool_use_id_and_the_result_its_figures() -> None:
+    got = transcript("claude-subagent.jsonl")
+    assert calls("claude-subagent.jsonl") == [
+        ("Task", {"description": "Find failing test",
+                  "prompt": "Run the tests and report which one fails.",
+                  "subagent_type": "general-purpose"}, "main"),
+        ("Bash", {"command": "python -m pytest -q", "description": "Run the test suite"},
+         "subagent"),
+        ("Read", {"file_path": "/work/repo/dates.py"}, "main"),
+    ]
+    bash = next(e for e in got.events if e["name"] == "Bash")
+    assert bash["agent_id"] == "toolu_task"
+    assert got.figures.values == {"cost_usd": 0.0831, "input_tokens": 1520 + 4200 + 18000,
+                                  "output_tokens": 910, "turns": 6, "duration_seconds": 48.213,
+                                  "tool_calls": 3}
 
 
 def test_codex_exec_json_keeps_one_event_per_item() -> None:
-    got = events("codex-exec.jsonl")
-    assert got == [
-        {"type": "tool_use", "name": "shell", "parameters": {"command": "bash -lc ls"},
-         "content": "README.md\n"},
-        {"type": "tool_use", "name": "apply_patch",
-         "parameters": {"changes": [{"path": "README.md", "kind": "update"}]}, "content": None},
-        {"type": "tool_use", "name": "search", "parameters": {"query": "pytest"},
-         "content": None},
-        {"type": "output", "name": None, "parameters": {}, "content": "Done."},
+    assert events("codex-exec.jsonl") == [
+        main(name="shell", parameters={"command": "bash -lc ls"}, content="README.md\n"),
+        main(name="apply_patch", parameters={"changes": [{"path": "README.md", "kind": "update"}]}),
+        main(name="search", parameters={"query": "pytest"}),
+        main(type="output", content="Done."),
     ]
+    assert transcript("codex-exec.jsonl").figures.values == {
+        "input_tokens": 10, "output_tokens": 5, "turns": 1, "tool_calls": 3}
+
+
+def test_codex_older_item_type_schema() -> None:
+    assert calls("codex-item-type.jsonl") == [
+        ("shell", {"command": "bash -lc 'rm -rf build'"}, "main"),
+        ("apply_patch", {"changes": [{"path": "setup.cfg", "kind": "update"}]}, "main"),
+        ("search_issues", {"query": "is:open build"}, "main"),
+    ]
+    assert events("codex-item-type.jsonl")[-1]["content"] == "Cleaned the build directory."
+
+
+def test_codex_collab_calls_and_a_subagent_thread() -> None:
+    assert calls("codex-subagent.jsonl") == [
+        ("shell", {"command": "bash -lc 'git status --short'"}, "main"),
+        ("spawn_agent", {"prompt": "Run the linter and fix what it reports.",
+                         "receiver_thread_ids": ["thread-worker"]}, "main"),
+        ("wait", {"prompt": None, "receiver_thread_ids": ["thread-worker"]}, "main"),
+        ("shell", {"command": "bash -lc 'ruff check --fix .'"}, "subagent"),
+    ]
+    worker = [e for e in events("codex-subagent.jsonl") if e["agent"] == "subagent"]
+    assert {e["agent_id"] for e in worker} == {"thread-worker"}
+    assert transcript("codex-subagent.jsonl").figures.values == {
+        "input_tokens": 12000, "output_tokens": 900, "turns": 2, "tool_calls": 4}
 
 
 def test_otel_span_list_in_start_order() -> None:
-    got = events("otel-spans.json")
-    assert [(e["name"], e["parameters"]) for e in got] == [
-        ("read_file", {"path": "notes.txt"}), ("grep", {"pattern": "TODO"}),
-    ]
-    assert all(e["type"] == "tool_use" for e in got)
+    assert calls("otel-spans.json") == [
+        ("read_file", {"path": "notes.txt"}, "main"), ("grep", {"pattern": "TODO"}, "main")]
 
 
-def test_otlp_export_with_list_attributes() -> None:
+def test_otlp_export_current_scope_spans() -> None:
     assert events("otlp-export.json") == [
-        {"type": "tool_use", "name": "shell",
-         "parameters": {"command": "make test", "timeout": 30}, "content": None},
+        main(name="shell", parameters={"command": "make test", "timeout": 30})]
+
+
+def test_otlp_export_older_instrumentation_library_spans() -> None:
+    assert calls("otlp-instrumentation-library.json") == [
+        ("list_files", {"dir": "reports", "depth": 2}, "main"),
+        ("delete_file", {"path": "reports/q3.csv"}, "main"),
     ]
+
+
+def test_otel_collector_file_exporter_one_request_per_line() -> None:
+    got = transcript("otlp-collector-file.jsonl")
+    assert [(e["name"], e["parameters"], e["content"], e["agent"], e["agent_id"])
+            for e in got.events] == [
+        ("lookup_order", {"order_id": "A-1001"}, '{"status": "shipped"}', "main", None),
+        ("issue_refund", {"order_id": "A-1001", "amount": 19.99}, None, "subagent", "refunds"),
+    ]
+    assert got.figures.values == {"input_tokens": 2000, "output_tokens": 120, "turns": 2,
+                                  "duration_seconds": 12.5, "tool_calls": 2}
+
+
+def test_a_single_exported_span_object() -> None:
+    assert calls("otel-single-span.json") == [
+        ("run_sql", {"query": "DROP TABLE customers"}, "main")]
+
+
+def test_spans_printed_one_after_another_by_a_console_exporter() -> None:
+    got = transcript("otel-console-spans.txt")
+    assert [e["name"] for e in got.events] == ["summarize", "fetch_page"]  # by start time
+    assert got.figure("duration_seconds") == pytest.approx(1.5)
+
+
+@pytest.mark.parametrize(("sample", "name", "parameters", "result"), [
+    ("otel-tool-attributes.json", "shell", {"command": "rm -rf /var/cache/app"}, "ok"),
+    ("otel-adk.json", "get_weather", {"city": "Lyon", "unit": "celsius"}, '{"temperature": 21}'),
+    ("otel-openinference.json", "search_docs", {"q": "refund policy"},
+     "Refunds within 30 days."),
+], ids=["tool.*", "google-adk", "openinference"])
+def test_older_and_vendor_tool_attribute_spellings(
+        sample: str, name: str, parameters: dict[str, Any], result: str) -> None:
+    assert events(sample) == [main(name=name, parameters=parameters, content=result)]
+
+
+def test_adk_model_spans_count_tokens_and_turns() -> None:
+    assert transcript("otel-adk.json").figures.values == {
+        "input_tokens": 350, "output_tokens": 25, "turns": 1, "duration_seconds": 3.0,
+        "tool_calls": 1}
 
 
 def test_atif_steps() -> None:
@@ -99,15 +206,79 @@ def test_atif_steps() -> None:
     assert got[2]["content"] == "README.md"
 
 
+def test_atif_embedded_subagent_follows_the_call_that_delegated_to_it() -> None:
+    got = transcript("atif-subagents.json")
+    assert calls("atif-subagents.json") == [
+        ("delegate", {"task": "run the migration"}, "main"),
+        ("bash", {"command": "./migrate.sh --to 7"}, "subagent"),
+        ("bash", {"command": "sqlite3 app.db 'PRAGMA user_version'"}, "main"),
+    ]
+    assert {e["agent_id"] for e in got.events if e["agent"] == "subagent"} == {"migrator"}
+    # The main trajectory's final_metrics plus the embedded subagent's own.
+    assert got.figures.values == {"cost_usd": pytest.approx(0.008), "input_tokens": 2500,
+                                  "output_tokens": 130, "turns": 3, "tool_calls": 3}
+
+
+def test_atif_subagent_only_referenced_withholds_every_figure() -> None:
+    got = transcript("atif-file-ref.json")
+    assert got.unresolved_subagents == ["'s3://runs/cleaner-1.json' (step 2)"]
+    assert got.figures.values == {}
+    assert "s3://runs/cleaner-1.json" in got.missing_reason("cost_usd")
+
+
 @pytest.mark.parametrize("text", [
     '{"type": "tool_use"\n',             # broken JSON
     '{"no_type": 1}\n{"also": 2}\n',     # objects, but not events
     '[1, 2, 3]',                         # a JSON document of an unknown shape
     '{"type": "tool_use", "parameters": "ls"}\n',
+    '{"resourceSpans": [{"scopeSpans": [{"spans": [3]}]}]}',
+    '{"resourceSpans": []}\n{"not": "a span"}\n',
 ])
 def test_malformed_trajectories_raise_a_readable_error(text: str) -> None:
     with pytest.raises(tj.TrajectoryError):
         tj.parse_trajectory(text)
+
+
+# The zero-event rule: present but parsed to nothing is never better than missing
+
+
+ZERO_EVENT_SAMPLES = {
+    # An export whose spans are all model calls: no tool span in any known spelling.
+    "otlp-only-chat": json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [
+        {"spanId": "1", "name": "chat gpt-4o", "attributes": [
+            {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}}]}]}]}]}),
+    # A Codex stream whose only item is of a kind this version does not read.
+    "codex-unknown-item": "\n".join(json.dumps(r) for r in [
+        {"type": "thread.started", "thread_id": "t"},
+        {"type": "item.completed", "item": {"id": "i", "type": "remote_task", "cmd": "rm -rf /"}},
+        {"type": "turn.completed", "usage": {"input_tokens": 5, "output_tokens": 1}}]),
+    # Claude Code's init message and nothing else (the run was killed at once).
+    "claude-init-only": json.dumps({"type": "system", "subtype": "init", "session_id": "s"}),
+    "atif-no-steps": json.dumps({"schema_version": "ATIF-v1.4", "session_id": "s",
+                                 "agent": {"name": "a", "version": "1"}, "steps": []}),
+}
+
+
+@pytest.mark.parametrize("sample", ZERO_EVENT_SAMPLES.values(), ids=ZERO_EVENT_SAMPLES.keys())
+@pytest.mark.parametrize("value", [
+    {"forbidden_events": [{"parameters.command_contains": "rm -rf"}]},
+    {"required_events": [{"type": "tool_use"}]},
+    {"event_counts": [{"event": {"type": "tool_use"}, "at_most": 0}]},
+], ids=["forbidden", "required", "count"])
+def test_a_trajectory_that_yields_no_events_is_not_tested(
+        tmp_path: Path, sample: str, value: dict[str, Any]) -> None:
+    failures = check(value, observation(tmp_path, sample))
+    assert len(failures) == 1
+    assert failures[0].startswith("trajectory not tested: ")
+    assert "yielded no events" in failures[0] and "looked for" in failures[0]
+    assert failures[0].startswith(tj.NOT_TESTED_PREFIXES)
+
+
+def test_a_yielded_nothing_transcript_counts_no_calls() -> None:
+    empty = tj.parse_trajectory(ZERO_EVENT_SAMPLES["codex-unknown-item"])
+    assert empty.figure("tool_calls") is None
+    assert "yielded no events" in empty.missing_reason("tool_calls")
+    assert empty.figure("input_tokens") == 5  # what it does state still counts
 
 
 # Matching
@@ -124,6 +295,8 @@ def test_malformed_trajectories_raise_a_readable_error(text: str) -> None:
     ({"content_contains": "README"}, True),
     ({"type": "output", "content_contains": "README"}, True),
     ({"type": "tool_use", "content_contains": "README"}, False),
+    ({"agent": "main", "name": "Edit"}, True),
+    ({"agent": "subagent"}, False),
 ])
 def test_event_matchers(matcher: dict[str, Any], expected: bool) -> None:
     assert any(tj.event_matches(matcher, e) for e in events("runner.jsonl")) is expected
@@ -146,10 +319,21 @@ def test_required_order_is_a_subsequence() -> None:
     assert tj.match_trajectory(in_order, evs) == []
     reversed_ = {"required_events": [{"name": "Read"}, {"name": "Bash"}], "required_order": True}
     assert tj.match_trajectory(reversed_, evs) == [
-        'trajectory: required_events[1] {"name": "Bash"} not found only before the earlier '
-        "required events (required_order)"
+        'trajectory: required_events[1] {"name": "Bash"} not found after event 3, where '
+        "required_events[0] matched (required_order); it matches event 1 only, none after "
+        "event 3"
     ]
     assert tj.match_trajectory({**reversed_, "required_order": False}, evs) == []
+
+
+def test_a_missing_third_copy_in_order_says_where_the_earlier_copies_matched() -> None:
+    evs = [main(name="Bash"), main(name="Read"), main(name="Bash")]
+    value = {"required_events": [{"name": "Bash"}] * 3, "required_order": True}
+    assert tj.match_trajectory(value, evs) == [
+        'trajectory: required_events[2] {"name": "Bash"} not found after event 2, where '
+        "required_events[1] matched (required_order); it matches events 0, 2 only, none after "
+        "event 2"
+    ]
 
 
 def test_forbidden_events_name_the_offending_event() -> None:
@@ -162,6 +346,61 @@ def test_forbidden_events_name_the_offending_event() -> None:
         'trajectory: forbidden_events[0] {"parameters.command_contains": "git"} matched event 0 '
     )
     assert "git status --short" in failures[0]
+
+
+@pytest.mark.parametrize(("count", "failure"), [
+    ({"exactly": 2}, None),
+    ({"at_least": 2}, None),
+    ({"at_most": 2}, None),
+    ({"at_least": 1, "at_most": 3}, None),
+    ({"exactly": 3}, "expected exactly 3 matching events, found 2 (events 0, 3)"),
+    ({"at_least": 3}, "expected at least 3 matching events, found 2 (events 0, 3)"),
+    ({"at_most": 1}, "expected at most 1 matching events, found 2 (events 0, 3)"),
+    ({"at_least": 3, "at_most": 5},
+     "expected at least 3 and at most 5 matching events, found 2 (events 0, 3)"),
+    ({"exactly": 0}, "expected exactly 0 matching events, found 2 (events 0, 3)"),
+])
+def test_count_matchers(count: dict[str, int], failure: str | None) -> None:
+    evs = [main(name="Bash"), main(name="Read"), main(type="output"), main(name="Bash")]
+    failures = tj.match_trajectory({"event_counts": [{"event": {"name": "Bash"}, **count}]}, evs)
+    assert failures == ([] if failure is None else
+                        [f'trajectory: event_counts[0] {{"name": "Bash"}}: {failure}'])
+
+
+def test_a_count_of_nothing_says_found_none() -> None:
+    failures = tj.match_trajectory(
+        {"event_counts": [{"event": {"name": "Deploy"}, "at_least": 1}]}, [main(name="Bash")])
+    assert failures == ['trajectory: event_counts[0] {"name": "Deploy"}: expected at least 1 '
+                        "matching events, found none"]
+
+
+@pytest.mark.parametrize("sample", [
+    "claude-subagent.jsonl", "codex-subagent.jsonl", "atif-subagents.json",
+    "otlp-collector-file.jsonl"])
+def test_the_main_agent_can_be_told_from_its_subagents(sample: str) -> None:
+    evs = events(sample)
+    subagent_call = next(e for e in evs if e["type"] == "tool_use" and e["agent"] == "subagent")
+    name = subagent_call["name"]
+    main_only = {"forbidden_events": [{"type": "tool_use", "name": name, "agent": "main",
+                                       "parameters": subagent_call["parameters"]}]}
+    assert tj.match_trajectory(main_only, evs) == []
+    anyone = {"forbidden_events": [{"type": "tool_use", "name": name,
+                                    "parameters": subagent_call["parameters"]}]}
+    assert tj.match_trajectory(anyone, evs)[0].startswith("trajectory: forbidden_events[0]")
+
+
+def test_an_unread_subagent_leaves_no_call_checks_untested_unless_main_only() -> None:
+    got = transcript("atif-file-ref.json")
+    value = {"forbidden_events": [{"name": "rm"}],
+             "event_counts": [{"event": {"name": "rm"}, "at_most": 0},
+                              {"event": {"name": "delegate", "agent": "main"}, "exactly": 1}]}
+    failures = tj.match_trajectory(value, got.events, got.unresolved_subagents)
+    assert [f.split(" cannot be judged")[0] for f in failures] == [
+        'trajectory not tested: forbidden_events[0] {"name": "rm"}',
+        'trajectory not tested: event_counts[0] {"name": "rm"}',
+    ]
+    main_only = {"forbidden_events": [{"name": "rm", "agent": "main"}]}
+    assert tj.match_trajectory(main_only, got.events, got.unresolved_subagents) == []
 
 
 # The check as an expectation kind
@@ -188,6 +427,13 @@ def test_a_malformed_trajectory_is_a_failure_not_a_crash(tmp_path: Path) -> None
     ]
 
 
+def test_the_transcript_is_read_once_per_trial(tmp_path: Path) -> None:
+    obs = observation(tmp_path, (DATA / "runner.jsonl").read_text())
+    first = tj.load_transcript("env", obs)
+    obs.trajectory_path.write_text("not json\n")  # type: ignore[union-attr]
+    assert tj.load_transcript("env", obs) is first
+
+
 def test_sources_stdout_and_relative_path(tmp_path: Path) -> None:
     obs = observation(tmp_path)
     obs.stdout_path.write_text((DATA / "runner.jsonl").read_text())
@@ -203,7 +449,7 @@ def test_sources_stdout_and_relative_path(tmp_path: Path) -> None:
 
 def test_an_oversized_trajectory_is_refused(tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(tj, "MAX_TRAJECTORY_BYTES", 10)
+    monkeypatch.setattr(reading, "MAX_TRAJECTORY_BYTES", 10)
     failures = check({}, observation(tmp_path, (DATA / "runner.jsonl").read_text()))
     assert len(failures) == 1 and "larger than" in failures[0]
     assert failures[0].startswith("trajectory: ")
@@ -217,34 +463,53 @@ def test_schema_accepts_the_documented_shape_and_nothing_else() -> None:
     good = {"source": "env", "required_order": True,
             "required_events": [{"type": "tool_use", "name": "Bash",
                                  "parameters.command_contains": "git status"}],
-            "forbidden_events": [{"parameters.command_contains": "rm -rf"}]}
+            "forbidden_events": [{"parameters.command_contains": "rm -rf", "agent": "main"}],
+            "event_counts": [{"event": {"name": "Bash"}, "at_least": 1, "at_most": 3}]}
     assert list(validator.iter_errors(good)) == []
     for bad in ({"required": []}, {"required_events": [{}]},
-                {"forbidden_events": [{"content_contains": 3}]}, {"source": ""}):
+                {"forbidden_events": [{"content_contains": 3}]}, {"source": ""},
+                {"forbidden_events": [{"agent": "parent"}]},
+                {"event_counts": [{"at_least": 1}]},
+                {"event_counts": [{"event": {"name": "x"}, "at_least": -1}]},
+                {"event_counts": [{"event": {"name": "x"}, "min": 1}]}):
         assert list(validator.iter_errors(bad)), bad
 
 
-# End to end
+# End to end: real sessions, serially and under xdist
 
 
-SAMPLE = "\n".join(json.dumps(e) for e in [
-    {"type": "tool_use", "name": "Bash", "parameters": {"command": "git status"}},
-    {"type": "tool_use", "name": "Bash", "parameters": {"command": "../run.sh x"}},
-    {"type": "output", "content": "hello, x"},
-]) + "\n"
-
-
-def trajectory_case(name: str, trajectory: dict[str, Any], write: bool = True) -> dict[str, Any]:
-    script = ('cat trajectory-sample.jsonl > "$AGENTIC_EVALS_TRAJECTORY"; ' if write else "")
+def replay_case(name: str, sample: str, trajectory: dict[str, Any],
+                required: bool = False) -> dict[str, Any]:
+    """A case whose "agent" writes a recorded transcript to AGENTIC_EVALS_TRAJECTORY."""
     return {
         "name": name,
         "type": "positive",
-        "required": False,
-        "command": ["bash", "-c", script + "bash ../run.sh x"],
-        "artifacts": [{"path": "trajectory-sample.jsonl", "content": SAMPLE}],
-        "expected": {"exit_code": 0, "stdout_contains": ["hello, x"],
-                     "trajectory": trajectory},
+        "required": required,
+        "command": ["bash", "-c",
+                    f'cat samples/{sample} > "$AGENTIC_EVALS_TRAJECTORY"; bash ../run.sh x'],
+        "expected": {"exit_code": 0, "stdout_contains": ["hello, x"], "trajectory": trajectory},
     }
+
+
+def run_session(pytester: pytest.Pytester, data: dict[str, Any], mode: list[str],
+                samples: dict[str, str] | None = None) -> tuple[dict[str, Any], str]:
+    make_skill(pytester, data)
+    folder = pytester.path / "fixtures" / "samples"
+    folder.mkdir(exist_ok=True)
+    for path in DATA.iterdir():
+        shutil.copy(path, folder / path.name)
+    for name, text in (samples or {}).items():
+        (folder / name).write_text(text)
+    report = pytester.path / "report.json"
+    argv = ["--agentic-evals", "--agentic-evals-report", str(report), "-p", "no:cacheprovider",
+            "-p", "no:randomly", *mode]
+    result = (pytester.runpytest_subprocess(*argv, timeout=240) if mode
+              else pytester.runpytest(*argv))
+    return json.loads(report.read_text()), result.stdout.str()
+
+
+def outcomes(report: dict[str, Any]) -> dict[str, list[str]]:
+    return {case["name"]: [t["outcome"] for t in case["trials"]] for case in report["cases"]}
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -253,28 +518,94 @@ def test_trajectory_cases_pass_fail_and_block(
 ) -> None:
     data = skill_fixture()
     data["cases"] += [
-        trajectory_case("traj-pass", {
+        replay_case("traj-pass", "runner.jsonl", {
             "required_events": [{"name": "Bash", "parameters.command_contains": "git status"},
-                                {"type": "output", "content_contains": "hello"}],
+                                {"type": "output", "content_contains": "README"}],
             "required_order": True,
             "forbidden_events": [{"parameters.command_contains": "rm -rf"}],
         }),
-        trajectory_case("traj-fail", {
+        replay_case("traj-fail", "runner.jsonl", {
             "forbidden_events": [{"parameters.command_contains": "git status"}],
         }),
-        trajectory_case("traj-missing", {"required_events": [{"name": "Bash"}]}, write=False),
+        {**replay_case("traj-missing", "runner.jsonl", {"required_events": [{"name": "Bash"}]}),
+         "command": ["bash", "../run.sh", "x"]},
     ]
-    make_skill(pytester, data)
-    report = pytester.path / "report.json"
-    argv = ["--agentic-evals", "--agentic-evals-report", str(report), "-p", "no:cacheprovider",
-            "-p", "no:randomly", *mode]
-    result = (pytester.runpytest_subprocess(*argv, timeout=240) if mode
-              else pytester.runpytest(*argv))
-    outcomes = {case["name"]: [t["outcome"] for t in case["trials"]]
-                for case in json.loads(report.read_text())["cases"]}
-    assert outcomes["traj-pass"] == ["PASS", "PASS"]
-    assert outcomes["traj-fail"] == ["FAIL", "FAIL"]
-    assert outcomes["traj-missing"] == ["BLOCKED", "BLOCKED"]
-    text = result.stdout.str()
+    report, text = run_session(pytester, data, mode)
+    got = outcomes(report)
+    assert got["traj-pass"] == ["PASS", "PASS"]
+    assert got["traj-fail"] == ["FAIL", "FAIL"]
+    assert got["traj-missing"] == ["BLOCKED", "BLOCKED"]
     assert "forbidden_events[0]" in text
     assert "trajectory not found: " in text and "does not exist" in text
+
+
+# Each format's sample, and a forbidden call in it the check must find.
+FORMATS = {
+    "claude": ("claude-subagent.jsonl", {"name": "Bash", "parameters.command_contains": "pytest"}),
+    "codex": ("codex-exec.jsonl", {"name": "shell", "parameters.command": "bash -lc ls"}),
+    "codex-item-type": ("codex-item-type.jsonl", {"parameters.command_contains": "rm -rf"}),
+    "otlp": ("otlp-export.json", {"name": "shell", "parameters.command": "make test"}),
+    "otlp-older": ("otlp-instrumentation-library.json", {"name": "delete_file"}),
+    "otel-collector-file": ("otlp-collector-file.jsonl", {"name": "issue_refund"}),
+    "otel-single-span": ("otel-single-span.json",
+                         {"parameters.query_contains": "DROP TABLE"}),
+    "otel-tool-attrs": ("otel-tool-attributes.json", {"parameters.command_contains": "rm -rf"}),
+    "otel-adk": ("otel-adk.json", {"name": "get_weather", "parameters.city": "Lyon"}),
+    "atif": ("atif-subagents.json", {"parameters.command_contains": "migrate.sh"}),
+}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_every_format_is_read_in_a_real_session(
+    pytester: pytest.Pytester, mode: list[str]
+) -> None:
+    data = skill_fixture()
+    for label, (sample, forbidden) in FORMATS.items():
+        data["cases"] += [
+            replay_case(f"{label}-finds", sample, {"required_events": [forbidden]}),
+            replay_case(f"{label}-forbids", sample, {"forbidden_events": [forbidden]}),
+        ]
+    report, _ = run_session(pytester, data, mode)
+    got = outcomes(report)
+    for label in FORMATS:
+        assert got[f"{label}-finds"] == ["PASS", "PASS"], label
+        assert got[f"{label}-forbids"] == ["FAIL", "FAIL"], label
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_zero_events_counts_and_subagents_in_a_real_session(
+    pytester: pytest.Pytester, mode: list[str]
+) -> None:
+    data = skill_fixture()
+    forbidden = {"forbidden_events": [{"parameters.command_contains": "rm -rf"}]}
+    data["cases"] += [
+        replay_case("zero-forbidden", "otlp-only-chat.json", forbidden, required=True),
+        replay_case("zero-required", "codex-unknown-item.jsonl",
+                    {"required_events": [{"type": "tool_use"}]}, required=True),
+        replay_case("zero-and-a-real-failure", "claude-init-only.jsonl", forbidden),
+        replay_case("main-never-ran-bash", "claude-subagent.jsonl",
+                    {"forbidden_events": [{"name": "Bash", "agent": "main"}]}),
+        replay_case("nobody-ran-bash", "claude-subagent.jsonl",
+                    {"forbidden_events": [{"name": "Bash"}]}),
+        replay_case("exactly-three-calls", "claude-subagent.jsonl",
+                    {"event_counts": [{"event": {"type": "tool_use"}, "exactly": 3}]}),
+        replay_case("at-most-one-call", "claude-subagent.jsonl",
+                    {"event_counts": [{"event": {"type": "tool_use"}, "at_most": 1}]}),
+    ]
+    data["cases"][-5]["expected"]["stdout_contains"] = ["not printed"]
+    samples = {"otlp-only-chat.json": ZERO_EVENT_SAMPLES["otlp-only-chat"],
+               "codex-unknown-item.jsonl": ZERO_EVENT_SAMPLES["codex-unknown-item"],
+               "claude-init-only.jsonl": ZERO_EVENT_SAMPLES["claude-init-only"]}
+    report, text = run_session(pytester, data, mode, samples)
+    got = outcomes(report)
+    assert got["zero-forbidden"] == ["BLOCKED", "BLOCKED"]
+    assert got["zero-required"] == ["BLOCKED", "BLOCKED"]
+    assert got["zero-and-a-real-failure"] == ["FAIL", "FAIL"]
+    assert got["main-never-ran-bash"] == ["PASS", "PASS"]
+    assert got["nobody-ran-bash"] == ["FAIL", "FAIL"]
+    assert got["exactly-three-calls"] == ["PASS", "PASS"]
+    assert got["at-most-one-call"] == ["FAIL", "FAIL"]
+    # Two required cases with nothing to judge: the gate cannot say READY.
+    assert report["readiness"] == "USABLE_WITH_GAPS"
+    assert "trajectory not tested: " in text and "yielded no events" in text
+    assert "expected at most 1 matching events, found 3" in text

@@ -21,7 +21,12 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from pytest_agentic_evals.evidence.qualification import can_fail, is_generic_crash_marker, qualify
+from pytest_agentic_evals.evidence.qualification import (
+    artifact_is_oracle,
+    can_fail,
+    is_generic_crash_marker,
+    qualify,
+)
 from pytest_agentic_evals.jsonio import display_path
 from pytest_agentic_evals.loading import load_fixture
 from pytest_agentic_evals.loading.fixture import FixtureError
@@ -113,8 +118,7 @@ def oracle(case: Case) -> tuple[bool, list[str]]:
     if isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code != 0:
         return True, []
     artifacts = expected.get("artifacts")
-    if isinstance(artifacts, list) and any(
-            isinstance(a, Mapping) and not a.get("optional") for a in artifacts):
+    if isinstance(artifacts, list) and any(artifact_is_oracle(a) for a in artifacts):
         return True, []
     if "allowed_domains" in expected:  # even empty: then it refuses every host
         return True, []
@@ -127,6 +131,15 @@ def oracle(case: Case) -> tuple[bool, list[str]]:
     if case.type != "positive" and _strings(expected.get("stderr_contains")):
         return True, []
     reasons: list[str] = []
+    for stream in ("stdout_equals", "stderr_equals"):
+        text = expected.get(stream)
+        if isinstance(text, str):
+            if is_success_prose(text):
+                reasons.append(f"{stream} {text!r} is the command's own success prose")
+            elif _echoed(text, case):
+                reasons.append(f"{stream} {text!r} is in the command's own argv")
+            else:
+                return True, []
     for stream in ("stdout_contains", "stderr_contains"):
         for text in _strings(expected.get(stream)):
             if is_success_prose(text):
@@ -136,7 +149,8 @@ def oracle(case: Case) -> tuple[bool, list[str]]:
             else:
                 return True, []
     if isinstance(artifacts, list) and artifacts:
-        reasons.append("its artifact assertions are all optional")
+        reasons.append("its artifact assertions are all optional or only exclude generic "
+                       "crash markers")
     for stream in ("stdout_excludes", "stderr_excludes"):
         if _strings(expected.get(stream)):
             reasons.append(f"its {stream} are generic crash markers")

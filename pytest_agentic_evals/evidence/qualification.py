@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
+from pytest_agentic_evals.loading.contract import copied_stubs
 from pytest_agentic_evals.model import LIVE_CLASSES, Case, artifact_assertions
 from pytest_agentic_evals.shell import (
     CommandParseError,
@@ -43,6 +44,8 @@ _CAPABLE_KEYS = (
     "stderr_excludes",
     "stdout_matches",
     "stderr_matches",
+    "stdout_equals",
+    "stderr_equals",
     "trajectory",
     "allowed_domains",
     "disallowed_domains",
@@ -111,6 +114,29 @@ def is_generic_crash_marker(text: str) -> bool:
     return marker
 
 
+# Artifact assertion keys that only say where and how to read, or which claim it serves.
+_ARTIFACT_FRAMING = frozenset({"path", "json_pointer", "optional", "outside_workspace", "claim"})
+_ARTIFACT_EXCLUDES = ("excludes", "lines_exclude")
+
+
+def artifact_is_oracle(assertion: Any) -> bool:
+    """Whether an artifact assertion checks something the command does not merely announce.
+
+    A binding assertion reads the file back, which is independent of the command's prose;
+    the exception is one whose only checks exclude generic crash markers (``Traceback`` in
+    ``excludes``): that absence is the command's own report of success. An ``excludes`` of
+    something the command could write (a phone number, a secret) is a real check.
+    """
+    if not isinstance(assertion, dict) or assertion.get("optional"):
+        return False
+    checks = set(assertion) - _ARTIFACT_FRAMING
+    if not checks or not checks <= set(_ARTIFACT_EXCLUDES):
+        return True
+    excluded = [text for key in _ARTIFACT_EXCLUDES for text in assertion.get(key) or ()
+                if isinstance(text, str)]
+    return any(not is_generic_crash_marker(text) for text in excluded)
+
+
 def _command_words(case: Case) -> list[str]:
     """Every word the command passes to a program, also inside ``sh -c`` scripts."""
     try:
@@ -155,7 +181,7 @@ def _ask_disqualifier(case: Case) -> tuple[str | None, bool]:
 def _oracle_disqualifiers(case: Case) -> list[str]:
     """Why the case has no oracle independent of the command's own report (empty: it has)."""
     assertions = artifact_assertions(case)
-    binding = [a for a in assertions if not a.get("optional")]
+    binding = [a for a in assertions if artifact_is_oracle(a)]
     excluded = [
         text
         for stream in ("stdout_excludes", "stderr_excludes")
@@ -171,14 +197,15 @@ def _oracle_disqualifiers(case: Case) -> list[str]:
         return reasons
     detail = []
     if assertions:
-        detail.append("its only artifact assertions are optional (skipped when the file is "
-                      "missing)")
+        detail.append("its artifact assertions are optional (skipped when the file is "
+                      "missing) or only exclude generic crash markers")
     generic = [text for text in excluded if is_generic_crash_marker(text)]
     if generic:
         detail.append("its excludes (" + ", ".join(repr(t) for t in generic) + ") are generic "
                       "crash markers whose absence is the command's own report of success")
     if any(case.expected.get(k) for k in ("stdout_contains", "stderr_contains",
-                                          "stdout_matches", "stderr_matches")):
+                                          "stdout_matches", "stderr_matches")) or any(
+            k in case.expected for k in ("stdout_equals", "stderr_equals")):
         detail.append("its stdout/stderr checks read the command's own prose")
     reasons.append("no independent read-back oracle (expected.artifacts, readback backed by an "
                    "artifact, or stdout/stderr_excludes of something the command could "
@@ -207,7 +234,7 @@ def qualify(case: Case) -> Qualification:
     reasons: list[str] = []
     entrypoint: str | None = None
     try:
-        stubs = fixture_stub_inputs(case.judged_command)
+        stubs = fixture_stub_inputs(case.judged_command) + copied_stubs(case)
     except CommandParseError as exc:
         stubs = []
         reasons.append(f"its command cannot be analysed, so it reaches no entrypoint anyone "

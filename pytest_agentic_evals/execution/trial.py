@@ -18,6 +18,7 @@ from pytest_agentic_evals.execution.environment import RunSettings, trial_enviro
 from pytest_agentic_evals.execution.process import ProcessResult, run_process
 from pytest_agentic_evals.execution.trialdirs import Lease, TrialDirs
 from pytest_agentic_evals.expectations.builtin import (
+    UNTESTED_PREFIXES,
     ExpectationKind,
     check_expectations,
     file_sha256,
@@ -31,7 +32,7 @@ from pytest_agentic_evals.expectations.domains import (
 from pytest_agentic_evals.expectations.observation import ArtifactError, Observation
 from pytest_agentic_evals.expectations.output import excerpt, secret_values
 from pytest_agentic_evals.expectations.proxy import DomainProxy, proxy_environment
-from pytest_agentic_evals.expectations.trajectory import TRAJECTORY_NOT_FOUND
+from pytest_agentic_evals.expectations.trajectory import trial_usage
 from pytest_agentic_evals.model import BLOCKED, FAIL, PASS, Case, Fixture
 
 TrialResult = dict[str, Any]
@@ -182,6 +183,7 @@ def _run_in(workspace: ws.Workspace, lease: Lease | None, context: _Context) -> 
         "stdout": excerpt(process.stdout_path, hidden),
         "stderr": excerpt(process.stderr_path, hidden),
         "artifact_hashes": _artifact_hashes(case, observation),
+        "usage": trial_usage(case.expected, observation),
         "domains": domains,
         "workspace": workspace.to_dict(),
         "output_dir": str(trial_dir / "output"),
@@ -210,7 +212,7 @@ def _prepare_files(workspace: ws.Workspace, case: Case) -> list[str]:
         try:
             target = probe.resolve(artifact.path, artifact.outside_workspace)
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(artifact.text())
+            artifact.write(target)
         except (ArtifactError, OSError) as exc:
             problems.append(f"cannot write input artifact {artifact.path}: {exc}")
     return problems
@@ -240,9 +242,10 @@ def _judge(
     if markers and failures and not hygiene and not refused:
         blocked = f"blocked: precondition not met (stdout says {', '.join(map(repr, markers))})"
         return BLOCKED, [blocked, *failures], markers
-    # A trajectory that is not there leaves its check NOT_TESTED: when that is all
-    # that went wrong, the trial is BLOCKED with that reason; any real failure keeps it FAIL.
-    if failures and not hygiene and all(f.startswith(TRAJECTORY_NOT_FOUND) for f in failures):
+    # A check that could not be carried out (no trajectory, one that yielded no events, a
+    # budget figure the transcript does not state) is NOT_TESTED: when that is all that went
+    # wrong, the trial is BLOCKED with that reason; any real failure keeps it FAIL.
+    if failures and not hygiene and all(f.startswith(UNTESTED_PREFIXES) for f in failures):
         return BLOCKED, failures, markers
     return FAIL, hygiene + failures, markers
 

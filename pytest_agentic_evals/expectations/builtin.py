@@ -7,6 +7,7 @@ kinds are ``ExpectationKind`` objects like those plugins add through the
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import re
@@ -17,13 +18,20 @@ from typing import Any
 
 import jsonpointer
 
+from pytest_agentic_evals.expectations.budget import BUDGET_NOT_TESTED, check_budget
 from pytest_agentic_evals.expectations.domains import check_allowed, check_disallowed
 from pytest_agentic_evals.expectations.observation import STREAMS, ArtifactError, Observation
-from pytest_agentic_evals.expectations.trajectory import check_trajectory
+from pytest_agentic_evals.expectations.trajectory import NOT_TESTED_PREFIXES, check_trajectory
 from pytest_agentic_evals.jsonvalues import json_equal, json_type
 
 # Artifacts are parsed whole; a bound keeps a runaway output file from exhausting memory.
 MAX_PARSED_ARTIFACT_BYTES = 256 * 1024 * 1024
+# stdout_equals compares whole streams; a diff of more than this much would not be read.
+DIFF_BYTES = 1024 * 1024
+DIFF_LINES = 40
+# A failure starting with one of these is a check that could not be carried out (no
+# trajectory, no figure for a budget): the trial is then BLOCKED, never PASS.
+UNTESTED_PREFIXES = (*NOT_TESTED_PREFIXES, BUDGET_NOT_TESTED + ":")
 
 Check = Callable[[Any, Observation], list[str]]
 
@@ -90,6 +98,38 @@ def _stream_checker(stream: str, mode: str) -> Check:
     return check
 
 
+def _stream_equals(stream: str) -> Check:
+    def check(wanted: str, observation: Observation) -> list[str]:
+        path = observation.stream_path(stream)
+        expected = wanted.encode("utf-8")
+        size = path.stat().st_size if path.is_file() else 0
+        if size == len(expected):
+            with path.open("rb") as handle:
+                if handle.read() == expected:
+                    return []
+        with path.open("rb") as handle:
+            seen = handle.read(DIFF_BYTES).decode("utf-8", errors="replace")
+        return [f"{stream}_equals: {stream} differs from the expected text"
+                + text_diff(wanted, seen, stream, size)]
+
+    return check
+
+
+def text_diff(expected: str, seen: str, label: str, size: int) -> str:
+    """A unified diff of expected and seen text, bounded, with the hint a person needs."""
+    if seen.rstrip("\n") == expected.rstrip("\n"):
+        ends = "ends" if seen.endswith("\n") else "does not end"
+        return f" only at its end: {label} {ends} with a newline, and the text is compared exactly"
+    lines = list(difflib.unified_diff(expected.splitlines(keepends=True),
+                                      seen.splitlines(keepends=True), "expected", label))
+    shown = [line.rstrip("\n") for line in lines[:DIFF_LINES]]
+    if len(lines) > DIFF_LINES:
+        shown.append(f"... ({len(lines) - DIFF_LINES} more diff lines)")
+    if size > DIFF_BYTES:
+        shown.append(f"(the diff covers the first {DIFF_BYTES} of {size} bytes)")
+    return ":\n" + "\n".join("  " + line for line in shown)
+
+
 def _checked_elsewhere(value: Any, observation: Observation) -> list[str]:
     """``must_exercise`` is judged at load; blocked markers decide the outcome, not a check."""
     return []
@@ -149,6 +189,13 @@ def check_artifact(assertion: Mapping[str, Any], observation: Observation) -> li
         for wanted in assertion["lines_contain"]:
             if not any(wanted in line for line in lines):
                 failures.append(f"lines_contain: no line contains {wanted!r}")
+    if "lines_exclude" in assertion:
+        lines = _read_text(path).splitlines()
+        for unwanted in assertion["lines_exclude"]:
+            hits = [number for number, line in enumerate(lines, 1) if unwanted in line]
+            if hits:
+                failures.append(f"lines_exclude: {unwanted!r} found on line "
+                                + ", ".join(map(str, hits[:5])) + (" ..." if len(hits) > 5 else ""))
 
     needs_json = "json_pointer" in assertion or any(k in assertion for k in _NEEDS_JSON)
     if "equals" in assertion and not isinstance(assertion["equals"], str):
@@ -189,6 +236,13 @@ def check_artifact(assertion: Mapping[str, Any], observation: Observation) -> li
         elif len(value) < assertion["min_length"]:
             failures.append(f"min_length: expected at least {assertion['min_length']}, "
                             f"got {len(value)}")
+    if "excludes" in assertion:
+        text = value if isinstance(value, str) else json.dumps(value)
+        for unwanted in assertion["excludes"]:
+            if unwanted in text:
+                failures.append(f"excludes: {unwanted!r} found"
+                                + (f" on line {text.count(chr(10), 0, text.index(unwanted)) + 1}"
+                                   if not needs_json else f" in {_show(text)}"))
     if "matches_regex" in assertion:
         text = value if isinstance(value, str) else json.dumps(value)
         if not re.search(assertion["matches_regex"], text):
@@ -249,6 +303,7 @@ def _newline_hint(seen: Any, wanted: Any) -> str:
 def builtin_kinds() -> dict[str, ExpectationKind]:
     kinds = [
         ExpectationKind("trajectory", check_trajectory),
+        ExpectationKind("budget", check_budget),
         ExpectationKind("allowed_domains", check_allowed),
         ExpectationKind("disallowed_domains", check_disallowed),
         ExpectationKind("exit_code", _check_exit_code),
@@ -259,6 +314,7 @@ def builtin_kinds() -> dict[str, ExpectationKind]:
     for stream in STREAMS:
         for mode in ("contains", "excludes", "matches"):
             kinds.append(ExpectationKind(f"{stream}_{mode}", _stream_checker(stream, mode)))
+        kinds.append(ExpectationKind(f"{stream}_equals", _stream_equals(stream)))
     return {kind.key: kind for kind in kinds}
 
 

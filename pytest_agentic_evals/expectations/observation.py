@@ -34,6 +34,8 @@ class Observation:
     """Where the trial's agent may write its trajectory (``AGENTIC_EVALS_TRAJECTORY``)."""
     domains: Mapping[str, Any] | None = None
     """What the trial's domain proxy saw (the report's ``domains`` entry); None without one."""
+    cache: dict[str, Any] = field(default_factory=dict)
+    """What checks read once per trial and share (a parsed trajectory, for one)."""
     _searched: dict[str, tuple[set[str], set[str]]] = field(default_factory=dict)
 
     def stream_path(self, stream: str) -> Path:
@@ -75,8 +77,6 @@ class Observation:
             if real != root and root not in real.parents:
                 raise ArtifactError(f"{relative} resolves outside the trial workspace ({real})")
         return path
-
-
 
 
 class ArtifactError(Exception):

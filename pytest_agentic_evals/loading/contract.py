@@ -80,12 +80,21 @@ def _skill_violations(fixture: Fixture, shown: str) -> list[Problem]:
     return problems
 
 
+def copied_stubs(case: Case) -> list[str]:
+    """Input files copied in with ``from`` that are stubs by name (``mocks/response.json``):
+    copying canned data into the workspace is feeding it to the command all the same."""
+    if not case.copied_inputs:
+        return []
+    return [f"{path} (copied by an input artifact)"
+            for path in fixture_stub_inputs(("cp", *case.copied_inputs))]
+
+
 def _real_world_judgement(case: Case) -> str | None:
     """None when the case reaches a live path; otherwise why it does not."""
     command = case.judged_command
     try:
         entrypoint, explanation = real_world_entrypoint(command, case.cwd)
-        stubs = fixture_stub_inputs(command)
+        stubs = fixture_stub_inputs(command) + copied_stubs(case)
     except CommandParseError as exc:
         return f"its command cannot be parsed: {exc}"
     if entrypoint is None:

@@ -20,9 +20,11 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
+from pytest_agentic_evals.expectations.budget import limit_problems
 from pytest_agentic_evals.expectations.domains import RULE_KEYS, merge_case_rules
 from pytest_agentic_evals.jsonio import display_path
-from pytest_agentic_evals.model import Case, Fixture, InputArtifact, skill_dir_for
+from pytest_agentic_evals.loading.inputs import build_inputs, merged
+from pytest_agentic_evals.model import Case, Fixture, skill_dir_for
 from pytest_agentic_evals.problems import (
     InputError,
     Problem,
@@ -111,6 +113,10 @@ def build_fixture(
 
     skill_dir = skill_dir_for(fixture_path)
     defaults = _valid_defaults(data)
+    shared, input_problems = build_inputs(data.get("artifacts"), "/artifacts",
+                                          fixture_path.parent, skill_dir, shown)
+    problems += input_problems
+    defaults["artifacts"] = shared
     cases: list[Case] = []
     for index, case_data in enumerate(data["cases"]):
         if index in broken_cases or not isinstance(case_data, dict):
@@ -121,6 +127,8 @@ def build_fixture(
         problems += case_problems
         cases.append(case)
     problems += _duplicate_names(data["cases"], shown)
+    # Fixture-level artifacts are checked with every case: say each problem once.
+    problems = list(dict.fromkeys(problems))
 
     fixture = Fixture(
         path=fixture_path,
@@ -217,6 +225,7 @@ def _build_case(
     problems: list[Problem] = []
     here = pointer_for("cases", index)
     expected, rule_problems = merge_case_rules(case, case["expected"])
+    expected = _budget_reads_the_trajectory(expected)
     problems += [Problem(shown, here + pointer, message) for pointer, message in rule_problems]
     workspace = case.get("workspace", defaults.get("workspace", "copy"))
     cwd_text = case.get("cwd", defaults.get("cwd"))
@@ -239,10 +248,11 @@ def _build_case(
     blocked = tuple(case.get("blocked_when_stdout_contains", ())) + tuple(
         expected.get("blocked_when_stdout_contains", ())
     )
-    inputs = tuple(
-        InputArtifact(a["path"], a["content"], a.get("outside_workspace", False))
-        for a in case.get("artifacts", ())
-    )
+    own, input_problems = build_inputs(case.get("artifacts"), here + "/artifacts",
+                                       fixture_path.parent, skill_dir, shown)
+    problems += input_problems
+    inputs = merged(defaults.get("artifacts", ()), own)
+    problems += _agent_run_problems(expected, shown, here + "/expected")
 
     joined = " ".join(case["command"])
     for needle in must_exercise:
@@ -252,10 +262,9 @@ def _build_case(
                 f"must_exercise {needle!r} does not appear in the command ({joined!r}): a "
                 "wrapper must not stand in for the downstream contract it claims to exercise",
             ))
-    for position, artifact in enumerate(inputs):
+    for pointer, artifact in inputs:
         problems += _containment(
-            artifact.path, artifact.outside_workspace, cwd, skill_dir,
-            shown, f"{here}/artifacts/{position}/path",
+            artifact.path, artifact.outside_workspace, cwd, skill_dir, shown, pointer + "/path",
         )
     for position, assertion in enumerate(expected.get("artifacts", ())):
         problems += _artifact_assertion_problems(
@@ -285,10 +294,43 @@ def _build_case(
         must_exercise=must_exercise,
         blocked_markers=blocked,
         readback=case.get("readback", False),
-        input_artifacts=inputs,
+        input_artifacts=tuple(artifact for _, artifact in inputs),
         description=case.get("description", ""),
     )
     return built, problems
+
+
+def _budget_reads_the_trajectory(expected: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A budget without a ``source`` reads the transcript the trajectory check reads."""
+    budget, trajectory = expected.get("budget"), expected.get("trajectory")
+    if not isinstance(budget, dict) or "source" in budget or not isinstance(trajectory, dict) \
+            or "source" not in trajectory:
+        return expected
+    return {**expected, "budget": {**budget, "source": trajectory["source"]}}
+
+
+def _agent_run_problems(expected: Mapping[str, Any], shown: str, here: str) -> list[Problem]:
+    """Count matchers that contradict themselves, and a budget that bounds nothing."""
+    problems = []
+    trajectory = expected.get("trajectory")
+    counts = trajectory.get("event_counts") if isinstance(trajectory, dict) else None
+    for position, count in enumerate(counts if isinstance(counts, list) else ()):
+        where = f"{here}/trajectory/event_counts/{position}"
+        if not isinstance(count, dict):
+            continue
+        bounds = [key for key in ("exactly", "at_least", "at_most") if key in count]
+        if not bounds:
+            problems.append(Problem(shown, where, "a count needs exactly, at_least or at_most"))
+        elif "exactly" in count and len(bounds) > 1:
+            problems.append(Problem(shown, where, "exactly excludes at_least and at_most"))
+        elif count.get("at_least", 0) > count.get("at_most", count.get("at_least", 0)):
+            problems.append(Problem(shown, where, f"at_least {count['at_least']} is more than "
+                                    f"at_most {count['at_most']}: no run can keep both"))
+    budget = expected.get("budget")
+    if isinstance(budget, dict):
+        problems += [Problem(shown, f"{here}/budget{pointer}", message)
+                     for pointer, message in limit_problems(budget)]
+    return problems
 
 
 def _artifact_assertion_problems(

@@ -1,0 +1,47 @@
+"""The runner's own JSON Lines: one event per line, already in the normalised shape.
+
+``{"type": "tool_use", "name": "Bash", "parameters": {"command": "ls"}}``; ``name``,
+``parameters``, ``content``, ``agent`` and ``agent_id`` may be left out. A line of type
+``usage`` is not an event: it states figures of the run (``cost_usd``, ``input_tokens``,
+``output_tokens``, ``turns``, ``duration_seconds``; several such lines add up), for agents
+that write their own trajectory.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pytest_agentic_evals.expectations.trajectory.events import (
+    FIGURES,
+    SUBAGENT,
+    Event,
+    Figures,
+    TrajectoryError,
+    Transcript,
+    make_event,
+)
+
+FORMAT = "the runner's JSON Lines"
+_STATED = tuple(name for name in FIGURES if name != "tool_calls")
+
+
+def parse(records: list[Any]) -> Transcript:
+    events: list[Event] = []
+    figures = Figures()
+    for number, record in enumerate(records, 1):
+        if not isinstance(record, dict) or not isinstance(record.get("type"), str):
+            raise TrajectoryError(f"record {number} is not a recognised trajectory event "
+                                  "(an object with a string \"type\")")
+        if record["type"] == "usage":
+            for name in _STATED:
+                figures.add(name, record.get(name), f"usage records' {name}")
+            continue
+        params = record.get("parameters")
+        if params is not None and not isinstance(params, dict):
+            raise TrajectoryError(f"record {number}: \"parameters\" must be an object")
+        agent_id = record.get("agent_id")
+        if not isinstance(agent_id, str):
+            agent_id = "" if record.get("agent") == SUBAGENT else None
+        events.append(make_event(record["type"], record.get("name"), params,
+                                 record.get("content"), agent_id))
+    return Transcript(FORMAT, events, figures, looked_for="events (objects with a \"type\")")
