@@ -390,7 +390,7 @@ def test_unknown_top_level_keys_are_errors(fixture_data: dict, skill: Skill) -> 
 # has the last word), never the other way round. Mutations of real fixtures find the edges.
 _REAL_FIXTURES = [json.loads((Path(__file__).parent.parent / path).read_text()) for path in (
     "fixtures/agentic_eval.json", "docs/examples/coreutils/agentic_eval.json",
-    "docs/examples/journeys/agentic_eval.json")]
+    "docs/examples/journeys/agentic_eval.json", "docs/examples/agent-replay/agentic_eval.json")]
 _SCALARS = st.one_of(
     st.sampled_from(["", "x", "positive", "negative", "copy", "inplace", "deterministic",
                      "live_e2e", "critical", "../run.sh", "ok", "a b", "-x", "/abs"]),
