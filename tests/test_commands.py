@@ -491,6 +491,19 @@ def test_triviality_message_lists_the_commands() -> None:
     )
 
 
+def test_a_static_reader_is_not_called_a_builtin(skill: Path) -> None:
+    assert triviality(["bash", "-c", "cat notes > out"]) == (
+        "trivial: every simple command is a static reader (cat notes)"
+    )
+    assert triviality(["bash", "-c", "echo a; wc -l notes"]) == (
+        "trivial: every simple command is a constant builtin or a static reader "
+        "(echo a; wc -l notes)"
+    )
+    assert real_world_entrypoint(["bash", "-c", "cat notes > out"], skill) == (
+        None, "cat notes reaches no entrypoint: cat is a static reader"
+    )
+
+
 def test_triviality_message_lists_six_commands_at_most() -> None:
     six = "; ".join(f"echo {n}" for n in range(1, 7))
     assert triviality(["bash", "-c", six]) == (

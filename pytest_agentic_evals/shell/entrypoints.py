@@ -28,6 +28,7 @@ from pytest_agentic_evals.shell.programs import (
     TEST_GOALS,
     TEST_SUBCOMMANDS,
     URL,
+    constant_kind,
     interpreter_family,
     interpreter_target,
 )
@@ -123,7 +124,7 @@ class _Judge:
         if base in PREFIXES:
             return _Verdict(None, f"{render(argv)} reaches no entrypoint: it runs no program")
         return _Verdict(
-            None, f"{render(argv)} reaches no entrypoint: {base} is a constant builtin"
+            None, f"{render(argv)} reaches no entrypoint: {base} is {constant_kind(base)}"
         )
 
     def _looks_like_entry(self, word: str, workdir: str | None) -> bool:

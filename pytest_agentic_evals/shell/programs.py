@@ -25,6 +25,19 @@ CONSTANT = frozenset(
         "which", "printenv", "basename", "dirname",
     }
 )
+# The programs of CONSTANT that only read files or the environment: the docs call them static
+# readers, and a message must not call ``cat X`` a builtin.
+STATIC_READERS = frozenset(
+    {"cat", "ls", "pwd", "head", "tail", "wc", "type", "which", "printenv", "basename",
+     "dirname"}
+)
+
+
+def constant_kind(base: str) -> str:
+    """What a program of CONSTANT is, as messages name it."""
+    return "a static reader" if base in STATIC_READERS else "a constant builtin"
+
+
 # Prefix commands are peeled off when they wrap a command; one that is still argv[0] after
 # unwrapping wraps nothing (``env`` alone prints the environment, ``command -v x`` looks up).
 PREFIXES = frozenset(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pytest_agentic_evals.shell.command import SimpleCommand, basename, render
-from pytest_agentic_evals.shell.programs import CONSTANT, PREFIXES
+from pytest_agentic_evals.shell.programs import CONSTANT, PREFIXES, constant_kind
 from pytest_agentic_evals.shell.walker import simple_commands
 
 
@@ -33,4 +33,5 @@ def triviality(argv: Sequence[str]) -> str | None:
     listed = "; ".join(render(command.argv, 60) for command in commands[:6])
     if len(commands) > 6:
         listed += "; ..."
-    return f"trivial: every simple command is a constant builtin ({listed})"
+    kinds = sorted({constant_kind(basename(command.argv[0])) for command in commands})
+    return f"trivial: every simple command is {' or '.join(kinds)} ({listed})"
