@@ -215,13 +215,13 @@ def test_stdout_equals_passes_on_the_exact_text_and_diffs_otherwise(tmp_path: Pa
     (failure,) = check(tmp_path, {"stdout_equals": "a\nb\nc\n"}, stdout=b"a\nB\nc\n")
     assert failure.splitlines() == [
         "stdout_equals: stdout differs from the expected text:",
-        "  --- expected",
-        "  +++ stdout",
-        "  @@ -1,3 +1,3 @@",
-        "   a",
-        "  -b",
-        "  +B",
-        "   c",
+        "    --- expected",
+        "    +++ stdout",
+        "    @@ -1,3 +1,3 @@",
+        "     a",
+        "    -b",
+        "    +B",
+        "     c",
     ]
 
 
@@ -239,7 +239,7 @@ def test_stderr_equals_and_a_bounded_diff(tmp_path: Path, monkeypatch) -> None:
     (failure,) = check(tmp_path, {"stderr_equals": ""},
                        stderr=b"".join(b"line %d\n" % n for n in range(50)))
     assert failure.startswith("stderr_equals: stderr differs from the expected text:")
-    assert failure.splitlines()[-1] == "  ... (48 more diff lines)"
+    assert failure.splitlines()[-1] == "    ... (48 more diff lines)"
 
 
 def test_artifact_excludes_and_lines_exclude(tmp_path: Path) -> None:

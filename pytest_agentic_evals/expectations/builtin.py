@@ -127,7 +127,8 @@ def text_diff(expected: str, seen: str, label: str, size: int) -> str:
         shown.append(f"... ({len(lines) - DIFF_LINES} more diff lines)")
     if size > DIFF_BYTES:
         shown.append(f"(the diff covers the first {DIFF_BYTES} of {size} bytes)")
-    return ":\n" + "\n".join("  " + line for line in shown)
+    # Indented under the message, which failure reports list as "  - <message>".
+    return ":\n" + "\n".join("    " + line for line in shown)
 
 
 def _checked_elsewhere(value: Any, observation: Observation) -> list[str]:
