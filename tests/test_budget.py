@@ -17,6 +17,7 @@ from pytest_agentic_evals.expectations.budget import check_budget
 from pytest_agentic_evals.expectations.observation import Observation
 from pytest_agentic_evals.loading import fixture_from_data
 from pytest_agentic_evals.loading.fixture import FixtureError
+from pytest_agentic_evals.report import report_problems
 from pytest_agentic_evals.usage import case_usage, percentile_95
 
 from conftest import MODES, Skill, make_skill, skill_fixture
@@ -203,6 +204,7 @@ def test_budgets_figures_and_statistics_in_a_real_session(
     result = (pytester.runpytest_subprocess(*argv, timeout=240) if mode
               else pytester.runpytest(*argv))
     report = json.loads(report_path.read_text())
+    assert report_problems(report) == []  # the figures are in the shipped report schema
     cases = {case["name"]: case for case in report["cases"]}
     outcomes = {name: [t["outcome"] for t in case["trials"]] for name, case in cases.items()}
     assert outcomes["claude-within"] == ["PASS", "PASS"]
