@@ -79,6 +79,8 @@ class Case:
     readback: bool = False
     input_artifacts: tuple[InputArtifact, ...] = ()
     description: str = ""
+    source: Mapping[str, Any] = field(default_factory=dict)
+    """The case object as written in the fixture, from which its identity hashes are taken."""
 
     @property
     def pointer(self) -> str:

@@ -11,10 +11,19 @@ from pathlib import Path
 from typing import Any
 
 from pytest_agentic_evals.evidence.claims import capability_readiness
+from pytest_agentic_evals.evidence.provenance import case_provenance, execution_provenance
 from pytest_agentic_evals.evidence.qualification import qualify
 from pytest_agentic_evals.execution.trial import TrialResult
 from pytest_agentic_evals.jsonio import display_path
-from pytest_agentic_evals.model import NOT_TESTED, PASS, Fixture
+from pytest_agentic_evals.model import (
+    FAIL,
+    NOT_READY,
+    NOT_TESTED,
+    PASS,
+    READY,
+    USABLE_WITH_GAPS,
+    Fixture,
+)
 from pytest_agentic_evals.problems import pointer_for
 from pytest_agentic_evals.reliability import case_reliability
 from pytest_agentic_evals.schemas import schema_text
@@ -49,7 +58,10 @@ def build_fixture_report(
     today = today or datetime.now(timezone.utc).date()
     cases = []
     verdicts = []
+    observed_outcomes: dict[str, str] = {}
+    ineligible_required: list[str] = []
     disqualified: dict[str, list[str]] = {}
+    repo = git_state(fixture.path.parent)
     # Fewer trials than the fixture declares is less evidence than it asks for: never READY.
     too_few_trials = trial_count < fixture.trials
     partial = interrupted or too_few_trials
@@ -59,7 +71,8 @@ def build_fixture_report(
             partial = True
         results = [trials[(case.name, n)] for n in range(1, trial_count + 1)
                    if (case.name, n) in trials]
-        outcome = case_outcome([result["outcome"] for result in results])
+        observed = case_outcome([result["outcome"] for result in results])
+        observed_outcomes[case.name] = observed
         passed = sum(result["outcome"] == PASS for result in results)
         problems, seen = [], set()
         for result in results:
@@ -67,6 +80,16 @@ def build_fixture_report(
                 if problem not in seen:  # the same failure in every trial is listed once
                     seen.add(problem)
                     problems.append(f"trial {result['trial']}: {problem}")
+        provenance = case_provenance(case)
+        block = execution_provenance(fixture, case, provenance, repo)
+        outcome = observed
+        if results and provenance.fails_integrity:
+            # A pass of a test or oracle that changed under a replay is no pass at all.
+            outcome = FAIL if observed == PASS else observed
+            problems += [f"evidence integrity: {code}"
+                         for code in provenance.eligibility.reason_codes]
+        if results and case.required and not provenance.eligibility.eligible:
+            ineligible_required.append(case.name)
         verdicts.append(CaseVerdict(case.name, case.required, outcome, len(chosen), len(results)))
         qualification = qualify(case)
         if qualification.disqualifiers:
@@ -77,6 +100,7 @@ def build_fixture_report(
             "required": case.required,
             "real_world": case.real_world,
             "outcome": outcome,
+            "observed_outcome": observed,
             "problems": problems,
             "infrastructure_failure": any(r.get("infrastructure") for r in results
                                           if r["outcome"] != PASS),
@@ -85,6 +109,14 @@ def build_fixture_report(
             **qualification.as_report(),
             "supports_claims": list(case.supports_claims),
             "seams": list(case.seams),
+            "execution_mode": provenance.execution_mode,
+            "test_source_sha256": provenance.test_source_sha256,
+            "oracle_sha256": provenance.oracle_sha256,
+            "generation_id": provenance.generation_id,
+            "generated_test_lineage": block["generated_test_lineage"],
+            "application_identity": block["application_identity"],
+            "evidence_eligibility": block["evidence_eligibility"],
+            "execution_provenance": block,
             "selected_trials": len(chosen),
             "ran_trials": len(results),
             "passed_trials": passed,
@@ -93,17 +125,28 @@ def build_fixture_report(
                 passed, sum(r["outcome"] == "FAIL" for r in results), len(results)
             ),
             "usage": case_usage(results),
-            "trials": results,
+            "trials": [{**result, "execution_provenance": block} for result in results],
         })
 
     readiness_from_cases = case_readiness(verdicts, partial)
-    readiness = readiness_from_cases
     notes = []
+    if ineligible_required and readiness_from_cases == READY:
+        # Only an unchanged replay is evidence: a candidate that passed is not yet proof.
+        # Usable still needs a required positive or real-world case among the eligible ones.
+        eligible_passed = any(
+            case.required and (case.type == "positive" or case.real_world)
+            and verdict.outcome == PASS and case.name not in ineligible_required
+            for case, verdict in zip(fixture.cases, verdicts, strict=True))
+        readiness_from_cases = USABLE_WITH_GAPS if eligible_passed else NOT_READY
+        notes.append("required case(s) not eligible as evidence (only an unchanged "
+                     "regression_replay is): " + ", ".join(ineligible_required))
+    readiness = readiness_from_cases
     claims: dict[str, Any] = {}
     if fixture.data.get("capability_claims"):
         # Deselected cases are NOT_TESTED here, so claims only count what ran.
-        outcomes = {case["name"]: case["outcome"] for case in cases}
-        claims, claim_readiness, claim_lines = capability_readiness(fixture, outcomes, today)
+        # Observed outcomes: a claim judges provenance itself, per case and per admission.
+        claims, claim_readiness, claim_lines = capability_readiness(
+            fixture, observed_outcomes, today)
         readiness = worst([readiness_from_cases, claim_readiness])
         notes.extend(claim_lines)
     if too_few_trials:
@@ -125,11 +168,12 @@ def build_fixture_report(
         "timestamp": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "run_id": run_id,
         "fixture_sha256": fixture.sha256,
-        "repo": git_state(fixture.path.parent),
+        "repo": repo,
         "trials": trial_count,
         "eval_kind": fixture.eval_kind,
         "eval_tier": fixture.eval_tier,
         "proof_scope": fixture.data.get("proof_scope"),
+        "application_identity": fixture.data.get("application_identity"),
         "claims": fixture.data.get("claims"),
         "readiness": readiness,
         "case_readiness": readiness_from_cases,

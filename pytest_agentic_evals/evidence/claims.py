@@ -3,7 +3,7 @@
 Deterministic cases prove mechanisms; live end-to-end runs prove capabilities.  Counting green
 cases would let twenty deterministic checks pass for a live capability nobody exercised, so
 readiness is judged per declared claim, against the evidence classes that claim requires, and
-only then aggregated.  Three things are never taken on trust:
+only then aggregated.  Four things are never taken on trust:
 
 * a case's declared evidence class: a case claiming to be a live run is *qualified*
   structurally (real entrypoint, no stub inputs, an oracle independent of the command's own
@@ -13,7 +13,10 @@ only then aggregated.  Three things are never taken on trust:
 * a value-bearing claim ("no PII reaches the output"): it must be shown for every
   representation its input format admits (JSON string, integer, float, scientific...), by an
   adversarial case that can fail, because a claim proven for strings only was once shipped as
-  proven for all values.
+  proven for all values;
+* a case's identity: only an unchanged regression replay, of the generation the claim admits
+  when it pins one, counts (``evidence.provenance``), so that a test or oracle edited until
+  it passes proves nothing.
 
 The module is pure (no pytest import): the loader, the report and the CLI share it.
 """
@@ -26,6 +29,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_agentic_evals.evidence.provenance import (
+    Provenance,
+    admission_records,
+    admitted,
+    case_provenance,
+)
 from pytest_agentic_evals.evidence.qualification import Qualification, can_fail, qualify
 from pytest_agentic_evals.model import (
     BLOCKED,
@@ -82,6 +91,7 @@ class _Evidence:
     outcome: str
     representation: str | None
     capable: bool
+    provenance: Provenance
 
     @property
     def ran(self) -> bool:
@@ -326,9 +336,19 @@ def _judge_claim(
     required = required_classes(claim)
 
     listing = [item for item in everyone if claim_id in item.case.supports_claims]
+    records = admission_records(claim)
     counted: list[_Evidence] = []
     uncounted: list[dict[str, str]] = []
+    ineligible: list[_Evidence] = []
+    ineligible_report: list[dict[str, Any]] = []
     for item in listing:
+        # Evidence is an identity, not a name: a case that is not an unchanged replay, or that
+        # is not the generation the claim pins, counts neither for nor against it.
+        admitted_here = admitted(records, item.case, item.provenance)
+        if not (item.provenance.eligibility.eligible and admitted_here):
+            ineligible.append(item)
+            ineligible_report.append(_ineligible_entry(item, admitted_here))
+            continue
         why = _counts_for(item, claim_id)
         if why is None:
             counted.append(item)
@@ -358,14 +378,18 @@ def _judge_claim(
             downgraded = [i.case for i in listing if i.qualification.declared is not None
                           and _serves(i.qualification.declared, name)
                           and not _serves(i.qualification.effective, name)]
-            shared = [i.case for i in listing
-                      if i not in counted and _serves(i.qualification.effective, name)]
+            shared = [i.case for i in listing if i not in counted and i not in ineligible
+                      and _serves(i.qualification.effective, name)]
             if downgraded:
                 gap = _Gap(f"{gap.reason} (declared but disqualified: {_names(downgraded)})",
                            gap.blocked)
             if shared:
                 gap = _Gap(f"{gap.reason} (shared live run with no artifact naming this "
                            f"claim: {_names(shared)})", gap.blocked)
+            unadmissible = [i for i in ineligible if _serves(i.qualification.effective, name)]
+            if unadmissible:
+                gap = _Gap(f"{gap.reason} (not eligible evidence for this claim: "
+                           f"{_ineligible_names(unadmissible, records)})", gap.blocked)
         for exemption in exemptions.valid:
             if exemption["evidence_class"] == name:
                 # Said next to the gap it covers, and with the gap's own weight: an exemption
@@ -437,16 +461,40 @@ def _judge_claim(
         "blocking_cases": [i.case.name for i in counted if i.outcome in (FAIL, BLOCKED)],
         "disqualified_cases": disqualified,
         "uncounted_cases": uncounted,
+        "ineligible_supporting_cases": ineligible_report,
         "exempt_evidence": exemptions.valid,
         "ignored_exemptions": exemptions.ignored,
         "independent_of": producer if isinstance(producer, str) else None,
-        # Accepted and shown, but not used in the verdict: the required classes already say
-        # which evidence counts, and no reading of "admitted" could make a claim easier to
-        # prove without weakening that.
-        "admitted_evidence": claim.get("admitted_evidence"),
+        "admitted_evidence": records,
         "reasons": [gap.reason for gap in gaps],
     })
     return entry
+
+
+def _ineligible_entry(item: _Evidence, admitted_here: bool) -> dict[str, Any]:
+    provenance = item.provenance
+    reasons = list(provenance.eligibility.reason_codes)
+    if not admitted_here:
+        reasons.append("not_admitted_by_claim")
+    return {
+        "name": item.case.name,
+        "execution_mode": provenance.execution_mode,
+        "generation_id": provenance.generation_id,
+        "test_source_sha256": provenance.test_source_sha256,
+        "oracle_sha256": provenance.oracle_sha256,
+        "reasons": reasons,
+        "admitted_for_claim": admitted_here,
+    }
+
+
+def _ineligible_names(items: Sequence[_Evidence], records: Any) -> str:
+    described = []
+    for item in items:
+        why = list(item.provenance.eligibility.reason_codes)
+        if not admitted(records, item.case, item.provenance):
+            why.append("its identity matches no admitted_evidence record")
+        described.append(f"{item.case.name} ({', '.join(why)})")
+    return "; ".join(described)
 
 
 def _evidence(fixture: Fixture, outcomes: Mapping[str, str]) -> list[_Evidence]:
@@ -458,6 +506,7 @@ def _evidence(fixture: Fixture, outcomes: Mapping[str, str]) -> list[_Evidence]:
             outcome=outcomes.get(case.name, NOT_TESTED),
             representation=representation_of(fixture, case),
             capable=can_fail(case),
+            provenance=case_provenance(case),
         )
         for case in fixture.cases
     ]
@@ -472,7 +521,9 @@ def capability_readiness(
 
     ``outcomes`` maps case names to PASS, FAIL, BLOCKED or NOT_TESTED; a case that did not run
     (NOT_TESTED, or absent) is no evidence either way, so a partial run judges claims only on
-    what ran.  ``today`` decides which exemptions have expired.
+    what ran.  ``today`` decides which exemptions have expired.  The outcomes are the ones the
+    trials gave: whether a case may count at all (an unchanged replay, of the generation the
+    claim admits) is judged here from its execution provenance.
 
     Claim-based readiness: the gating claims are the critical ones, or every claim when none
     is critical (a fixture cannot escape the gate by declaring nothing critical).  READY when

@@ -296,6 +296,7 @@ def _build_case(
         readback=case.get("readback", False),
         input_artifacts=tuple(artifact for _, artifact in inputs),
         description=case.get("description", ""),
+        source=case,
     )
     return built, problems
 
