@@ -4,6 +4,8 @@ in the pytest layer. Read statically (ast), so nothing here depends on import or
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -44,11 +46,17 @@ def imported_modules(node: ast.Import | ast.ImportFrom, importer: str) -> list[s
     return found
 
 
+# importlib.import_module("...") and pytest's pluginmanager.import_plugin("...") load a module
+# later, by name: the module still depends on it.
+LAZY_LOADERS = ("import_module", "import_plugin")
+
+
 def lazy_targets(node: ast.Call) -> list[str]:
-    """``importlib.import_module("pytest_agentic_evals....")``: a lazy import is still an edge."""
+    """``importlib.import_module("pytest_agentic_evals....")`` or
+    ``config.pluginmanager.import_plugin("...")``: a lazy import is still an edge."""
     function = node.func
     name = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", "")
-    if name != "import_module" or not node.args:
+    if name not in LAZY_LOADERS or not node.args:
         return []
     first = node.args[0]
     if isinstance(first, ast.Constant) and isinstance(first.value, str):
@@ -164,6 +172,7 @@ def test_the_import_reader_sees_what_the_checks_rely_on() -> None:
         "def later():\n"
         "    from pytest_agentic_evals.loading import fixture\n"
         "importlib.import_module('pytest_agentic_evals.report')\n"
+        "config.pluginmanager.import_plugin('pytest_agentic_evals.summary')\n"
     )
     visitor = Imports(f"{PACKAGE}.verdicts")
     visitor.visit(ast.parse(source))
@@ -171,3 +180,26 @@ def test_the_import_reader_sees_what_the_checks_rely_on() -> None:
     assert (f"{PACKAGE}.model", 2, False) in visitor.found
     assert (f"{PACKAGE}.loading.fixture", 4, True) in visitor.found
     assert (f"{PACKAGE}.report", 5, False) in visitor.found
+    assert (f"{PACKAGE}.summary", 6, False) in visitor.found
+
+
+# What pytest loads of the package in every session where it is installed, plugin on or off.
+ENTRY_MODULES = {PACKAGE, PYTEST_LAYER, f"{PYTEST_LAYER}.entry", f"{PYTEST_LAYER}.settings",
+                 f"{PYTEST_LAYER}.hookspecs"}
+
+
+def modules_loaded_by(code: str) -> set[str]:
+    """The package's modules in sys.modules after a fresh interpreter runs ``code``."""
+    report = "import sys; print(*[m for m in sys.modules if m.startswith('pytest_agentic_evals')])"
+    result = subprocess.run([sys.executable, "-c", f"{code}\n{report}"], capture_output=True,
+                            text=True, check=True)
+    return set(result.stdout.split())
+
+
+def test_the_plugins_entry_point_loads_nothing_of_the_core() -> None:
+    assert modules_loaded_by(f"import {PYTEST_LAYER}.entry") == ENTRY_MODULES
+
+
+def test_the_entry_point_reader_sees_a_heavy_import() -> None:
+    # The check above is only worth something if it can fail.
+    assert f"{PACKAGE}.loading" in modules_loaded_by(f"import {PYTEST_LAYER}.nodes")

@@ -44,6 +44,20 @@ def new_run_dir(run_id: str) -> tuple[Path, IO[str]]:
     return run_dir, in_use
 
 
+def join_run_dir(run_id: str) -> tuple[Path, IO[str]]:
+    """The directory of a run another process opened, and the handle that marks it in use.
+
+    An xdist worker joins its controller's run. On a host of its own (``--tx ssh=...``,
+    ``socket=...``) no controller marks the run in use there: the worker does, or a run
+    starting on that host meanwhile could prune it.
+    """
+    run_dir = runs_root() / f"run-{run_id}"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    in_use = open(run_dir / IN_USE_MARKER, "a")  # noqa: SIM115 - held for the whole run
+    fcntl.flock(in_use, fcntl.LOCK_SH)
+    return run_dir, in_use
+
+
 def _in_use(run_dir: Path) -> bool:
     try:
         with open(run_dir / IN_USE_MARKER) as marker:

@@ -6,9 +6,11 @@ arguments lead to, so such a sibling registry is added to the session's argument
 collection. Each item carries the ``regression`` marker: ``pytest --agentic-evals -m
 regression`` runs the verifications and deselects every trial.
 
-As for trials, a verification's result travels on its test report as a plain dict, so the
-controller of an xdist run receives exactly what a serial run sees; it adds the results to the
-JSON report under ``"regressions"``.
+Two plugins, as for trials: ``RegressionItems`` where items are collected and run (a worker,
+or a serial run), ``RegressionResults`` where results are judged (the controller, or a serial
+run). A verification's result travels on its test report as a plain dict, so the controller
+of an xdist run receives exactly what a serial run sees; it adds the results to the JSON
+report under ``"regressions"``.
 """
 
 from __future__ import annotations
@@ -37,18 +39,16 @@ from pytest_agentic_evals.regressions.registry import (
     verify_regression,
 )
 
-REGRESSIONS_KEY = pytest.StashKey["RegressionPlugin"]()
 PLUGIN_NAME = "agentic-evals-regressions"
+RESULTS_PLUGIN_NAME = "agentic-evals-regression-results"
 MARKER = "regression"
 RESULT_ATTRIBUTE = "agentic_evals_regression"
 
 
-def regression_results(config: pytest.Config) -> list[dict[str, Any]]:
-    """Results of the regression items this session ran, in node id order."""
-    plugin = config.stash.get(REGRESSIONS_KEY, None)
-    if plugin is None:
-        return []
-    return [plugin.results[nodeid] for nodeid in sorted(plugin.results)]
+def collected_here() -> bool:
+    """Whether this process may collect regressions: not inside a proof (or a run a proof
+    started), where verifying them would start the proof again, without end."""
+    return not os.environ.get(GUARD_VARIABLE)
 
 
 def _registry_nodeid(nodeid: str) -> tuple[str, str] | None:
@@ -58,15 +58,12 @@ def _registry_nodeid(nodeid: str) -> tuple[str, str] | None:
     return path, name
 
 
-class SessionState(Protocol):
-    """What regression items need of the session's state (the plugin's session object)."""
+class Verifying(Protocol):
+    """What regression items need of the process that collects and runs them (the worker)."""
 
-    config: pytest.Config
-    is_worker: bool
-    cases_wanted: list[str]
-    settings: RunSettings
+    run_settings: RunSettings
 
-    def kinds_from(self, hook: Any) -> dict[str, ExpectationKind]: ...
+    def kinds(self, hook: Any) -> dict[str, ExpectationKind]: ...
 
     def trials_for(self, fixture: Fixture) -> int: ...
 
@@ -79,25 +76,13 @@ class RegressionNotVerified(Exception):
         self.text = text
 
 
-class RegressionPlugin:
-    """Collection of registries, and the results of their items."""
+class RegressionItems:
+    """The worker's side: registries collected, their items run, results on the reports."""
 
-    def __init__(self, state: SessionState) -> None:
-        self.state = state
-        # node id of a regression item -> its verification result (controller side)
-        self.results: dict[str, dict[str, Any]] = {}
+    def __init__(self, verifying: Verifying, cases_wanted: tuple[str, ...]) -> None:
+        self.verifying = verifying
+        self.cases_wanted = cases_wanted
 
-    @classmethod
-    def install(cls, config: pytest.Config, state: SessionState) -> None:
-        if os.environ.get(GUARD_VARIABLE):
-            # This process is a proof (or runs inside one): verifying regressions here would
-            # start the proof again, without end.
-            return
-        plugin = cls(state)
-        config.stash[REGRESSIONS_KEY] = plugin
-        config.pluginmanager.register(plugin, PLUGIN_NAME)
-
-    # -- collection ----------------------------------------------------------------------
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection(self, session: pytest.Session) -> None:
         config = session.config
@@ -110,21 +95,20 @@ class RegressionPlugin:
     ) -> RegistryFile | None:
         if not is_registry(file_path):
             return None
-        return RegistryFile.from_parent(parent, path=file_path)
+        return RegistryFile.from_parent(parent, path=file_path, verifying=self.verifying)
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(
         self, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
         # --agentic-evals-case (run --case) asks for those cases and nothing else.
-        if not self.state.cases_wanted:
+        if not self.cases_wanted:
             return
         drop = [item for item in items if isinstance(item, RegressionItem)]
         if drop:
             config.hook.pytest_deselected(items=drop)
             items[:] = [item for item in items if not isinstance(item, RegressionItem)]
 
-    # -- results -------------------------------------------------------------------------
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
         self, item: pytest.Item, call: pytest.CallInfo[None]
@@ -135,9 +119,19 @@ class RegressionPlugin:
             setattr(report, RESULT_ATTRIBUTE, result)
         return report
 
+
+class RegressionResults:
+    """The controller's side: the verifications' results, from their reports."""
+
+    def __init__(self) -> None:
+        # node id of a regression item -> its verification result
+        self.results: dict[str, dict[str, Any]] = {}
+
+    def in_order(self) -> list[dict[str, Any]]:
+        """The results, in node id order."""
+        return [self.results[nodeid] for nodeid in sorted(self.results)]
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if self.state.is_worker:
-            return
         key = _registry_nodeid(report.nodeid)
         if key is None:
             return
@@ -153,21 +147,12 @@ class RegressionPlugin:
             result["nodeid"] = report.nodeid
             self.results[report.nodeid] = result
 
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_agentic_evals_modify_report(
-        self, report: dict[str, Any], config: pytest.Config
-    ) -> None:
-        results = regression_results(config)
-        if results:
-            report["regressions"] = results
-
     @pytest.hookimpl(trylast=True)  # after the fixtures' section
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.state.is_worker or not self.results:
+        if not self.results:
             return
         terminalreporter.section("agentic-evals regressions")
-        results = regression_results(self.state.config)
-        for result in results:
+        for result in self.in_order():
             colour = {"green": True} if result["verdict"] == VERIFIED else {"red": True}
             lines = verification_lines([result])
             terminalreporter.write_line(f"{lines[0]} ({result['registry']})", **colour)
@@ -193,6 +178,10 @@ def sibling_registries(invocation_dir: Path, args: list[str]) -> list[str]:
 class RegistryFile(pytest.File):
     """A ``regressions.json``, collected like a test module: one item per ACTIVE record."""
 
+    def __init__(self, *, verifying: Verifying, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.verifying = verifying
+
     def collect(self) -> Iterator[RegressionItem]:
         try:
             registry = load_registry(self.path)
@@ -201,15 +190,19 @@ class RegistryFile(pytest.File):
             raise self.CollectError(exc.describe()) from None
         for regression in registry.active:
             yield RegressionItem.from_parent(
-                self, name=regression.regression_id, registry=registry, regression=regression
+                self, name=regression.regression_id, registry=registry, regression=regression,
+                verifying=self.verifying,
             )
 
 
 class RegressionItem(pytest.Item):
     """Verification of one active regression: fail-before-fix, then the retained case."""
 
-    def __init__(self, *, registry: Registry, regression: Regression, **kwargs: Any) -> None:
+    def __init__(
+        self, *, registry: Registry, regression: Regression, verifying: Verifying, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
+        self.verifying = verifying
         self.registry = registry
         self.regression = regression
         self.agentic_regression: dict[str, Any] | None = None
@@ -218,13 +211,11 @@ class RegressionItem(pytest.Item):
         self.extra_keyword_matches.update(regression.claim_ids + regression.seam_ids)
 
     def runtest(self) -> None:
-
-        state = self.config.stash[REGRESSIONS_KEY].state
         # ihook sees the conftest files of the registry's folder, as for the fixture beside it.
-        kinds = state.kinds_from(self.ihook)
+        kinds = self.verifying.kinds(self.ihook)
         result = verify_regression(
-            self.registry, self.regression, state.settings, kinds,
-            trials_for=state.trials_for, extra_expectations=extra_schemas(kinds),
+            self.registry, self.regression, self.verifying.run_settings, kinds,
+            trials_for=self.verifying.trials_for, extra_expectations=extra_schemas(kinds),
         )
         result["nodeid"] = self.nodeid
         self.agentic_regression = result

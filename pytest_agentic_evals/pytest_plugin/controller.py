@@ -1,0 +1,269 @@
+"""The controller role: fold the trials' results and the workers' catalogs, judge, write, gate.
+
+Under xdist the controller never collects: it sees test reports and, once per worker, the
+worker's catalog. A serial run plays both roles, and its worker hands the catalog over
+directly. Either way the verdicts are computed here, from the same data, by the same steps.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import pytest
+
+from pytest_agentic_evals.expectations.builtin import extra_schemas
+from pytest_agentic_evals.jsonio import write_json_atomically, write_text_atomically
+from pytest_agentic_evals.loading import load_fixture
+from pytest_agentic_evals.loading.fixture import FixtureError
+from pytest_agentic_evals.model import FAIL, Fixture
+from pytest_agentic_evals.pytest_plugin.kinds import PluginError, gather_kinds
+from pytest_agentic_evals.pytest_plugin.nodes import parse_trial_nodeid
+from pytest_agentic_evals.pytest_plugin.regressions import RegressionResults
+from pytest_agentic_evals.pytest_plugin.settings import Settings
+from pytest_agentic_evals.pytest_plugin.worker import CATALOG_KEY, RESULT_ATTRIBUTE, RUN_ID_KEY
+from pytest_agentic_evals.report import build_fixture_report, session_report
+from pytest_agentic_evals.summary import fixture_reports, markdown, terminal_lines
+from pytest_agentic_evals.verdicts import fixture_gate
+
+TrialResults = dict[tuple[str, int], dict[str, Any]]  # (case, trial) -> the trial's result
+
+
+class Controller:
+    """Results and catalogs in; reports, the summary and the exit status out."""
+
+    def __init__(
+        self, config: pytest.Config, settings: Settings, run_id: str,
+        regressions: RegressionResults | None,
+    ) -> None:
+        self.config = config
+        self.settings = settings
+        self.run_id = run_id
+        self.regressions = regressions
+        # node id of a fixture file -> {"path", "trials", "selected", ...} (see worker.Catalog)
+        self.catalog: dict[str, dict[str, Any]] = {}
+        # node id of a fixture file -> the fixture a serial run's worker loaded
+        self.fixtures: dict[str, Fixture] = {}
+        # node id of a fixture file -> sha256 of the copies the workers collected
+        self.worker_hashes: dict[str, set[str]] = defaultdict(set)
+        self.unknown_cases: set[str] = set()
+        self.results: dict[str, TrialResults] = defaultdict(dict)
+        self.reports: list[dict[str, Any]] = []
+        self.session_report: dict[str, Any] | None = None
+        self.gate_failures: list[str] = []
+
+    # -- what the workers send ----------------------------------------------------------------
+    def fold_catalog(
+        self, catalog: dict[str, Any], fixtures: Mapping[str, Fixture] | None = None
+    ) -> None:
+        """Add one worker's catalog, and the fixtures it loaded when it shares this process."""
+        for nodeid, entry in catalog["fixtures"].items():
+            self.catalog.setdefault(nodeid, entry)
+            if entry.get("sha256"):
+                self.worker_hashes[nodeid].add(entry["sha256"])
+        self.unknown_cases |= set(catalog["unknown_cases"])
+        self.fixtures.update(fixtures or {})
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        key = parse_trial_nodeid(report.nodeid)
+        if key is None:
+            return
+        fixture_nodeid, case, trial = key
+        result = getattr(report, RESULT_ATTRIBUTE, None)
+        if result is not None:
+            self.results[fixture_nodeid][(case, trial)] = result
+        elif report.failed and (case, trial) not in self.results[fixture_nodeid]:
+            # A crashed worker's report carries none of our data: a failed trial, not nothing.
+            self.results[fixture_nodeid][(case, trial)] = _incomplete_trial(report, trial)
+
+    # -- the end of the session ---------------------------------------------------------------
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> Iterator[None]:
+        # --collect-only runs nothing, so there is no evidence to judge and nothing to gate.
+        if not self.config.option.collectonly:
+            self.finish(session, interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
+        return (yield)
+
+    def finish(self, session: pytest.Session, interrupted: bool) -> None:
+        """Judge every fixture, gate, publish the report, then apply the exit status."""
+        self.catalog_lost_fixtures()
+        self.reports = self.judge_fixtures(interrupted)
+        if self.unknown_cases:
+            self.gate_failures.append("unknown case(s): " + ", ".join(sorted(self.unknown_cases)))
+        # The gate is decided before plugins see the report: a hook may annotate what is
+        # written, never turn a failing session into a passing one.
+        self.gate_failures += self.gate_reasons()
+        regressions = self.regressions.in_order() if self.regressions else []
+        if self.reports or regressions:
+            self.session_report = self.publish(regressions)
+        self.apply_exit_status(session)
+
+    def catalog_lost_fixtures(self) -> None:
+        """Fixtures with results but no catalog: every worker that collected one died before
+        sending its catalog. What their results show is all that is known of them."""
+        for nodeid in sorted(set(self.results) - set(self.catalog)):
+            selected: dict[str, list[int]] = defaultdict(list)
+            for case, trial in self.results[nodeid]:
+                selected[case].append(trial)
+            path = self.config.rootpath / nodeid
+            self.catalog[nodeid] = {"path": str(path), "trials": None, "selected": selected}
+
+    def judge_fixtures(self, interrupted: bool) -> list[dict[str, Any]]:
+        """One report per fixture of the catalog whose copy here is the one the trials ran."""
+        reports = []
+        for nodeid in sorted(self.catalog):
+            entry = self.catalog[nodeid]
+            fixture = self.fixtures.get(nodeid)
+            if fixture is None:
+                fixture = self._reload(nodeid, entry)
+            if fixture is None:
+                continue
+            other = sorted(h[:12] for h in self.worker_hashes[nodeid] - {fixture.sha256})
+            if other:  # the trials were run against another fixture than the one judging them
+                self.gate_failures.append(
+                    f"{nodeid}: the workers ran another version of this fixture (sha256 "
+                    f"{', '.join(other)}) than the controller's (sha256 {fixture.sha256[:12]})"
+                )
+                continue
+            trial_count = entry["trials"] or self.settings.trials_for(
+                fixture.trials, fixture.minimum_trials)
+            reports.append(build_fixture_report(
+                fixture, self.results.get(nodeid, {}), entry["selected"], run_id=self.run_id,
+                trial_count=trial_count, interrupted=interrupted,
+            ))
+        return reports
+
+    def _reload(self, nodeid: str, entry: Mapping[str, Any]) -> Fixture | None:
+        """The controller's own copy of a fixture that workers collected; None when it does
+        not load, with the reason among the gate's failures."""
+        try:
+            schemas = entry.get("expectation_schemas")
+            if schemas is None:
+                schemas = extra_schemas(gather_kinds(self.config.hook))
+            # A worker on another host names a path of its own file system; node ids are
+            # relative to the rootdir on every host, so read the controller's copy.
+            local = self.config.rootpath / nodeid
+            return load_fixture(local if local.is_file() else entry["path"], schemas)
+        except FixtureError as exc:
+            self.gate_failures.append(exc.describe())
+        except PluginError as exc:
+            self.gate_failures.append(f"{nodeid}: {exc}")
+        return None
+
+    def gate_reasons(self) -> list[str]:
+        reasons = []
+        for report in self.reports:
+            gate = fixture_gate(report)
+            if gate.counts and not gate.passed:
+                reasons.append(gate.reason)
+        return reasons
+
+    def publish(self, regressions: list[dict[str, Any]]) -> dict[str, Any]:
+        """The session's report, after the plugins' hook: written, summarised, returned."""
+        report = session_report(self.reports)
+        if regressions:
+            report["regressions"] = regressions
+        self.config.hook.pytest_agentic_evals_modify_report(report=report, config=self.config)
+        if self.settings.report:
+            write_json_atomically(self.settings.report, report)
+        text = markdown(report)
+        if self.settings.markdown:
+            write_text_atomically(self.settings.markdown, text)
+        step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        if step_summary:
+            with open(step_summary, "a", encoding="utf-8") as stream:
+                stream.write(text)
+        self._record_junit_properties(report)
+        return report
+
+    def _record_junit_properties(self, report: dict[str, Any]) -> None:
+        junit = _junit_xml(self.config)
+        if junit is None:
+            return
+        junit.add_global_property("agentic_evals_readiness", report["readiness"])
+        for fixture in fixture_reports(report):
+            junit.add_global_property(
+                f"agentic_evals_readiness:{fixture['fixture']}", fixture["readiness"]
+            )
+
+    def apply_exit_status(self, session: pytest.Session) -> None:
+        """The gate's effect on the exit status: only ever raised, never lowered, so that an
+        interrupted or failed session never turns into a success."""
+        if self.unknown_cases and session.exitstatus in (
+            pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED
+        ):
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+        if (self.gate_failures and not self.settings.report_only
+                and session.exitstatus == pytest.ExitCode.OK):
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not (self.session_report or self.gate_failures):
+            return
+        write = terminalreporter.write_line
+        terminalreporter.section("agentic-evals")
+        if self.session_report:
+            for line in terminal_lines(self.session_report):
+                write(line.text, **({line.colour: True} if line.colour else {}))
+        if self.settings.report and not self.settings.report_unannounced:
+            write(f"report: {self.settings.report}")
+        if self.settings.markdown:
+            write(f"markdown summary: {self.settings.markdown}")
+        if self.gate_failures:
+            verb = "would fail (report only)" if self.settings.report_only else "failed"
+            write(f"agentic-evals: session {verb}, not READY:", red=True, bold=True)
+            for reason in self.gate_failures:
+                write(f"  {reason}", red=True)
+
+
+class XdistHooks:
+    """The controller's side of xdist: the run id out to each worker, the catalog back."""
+
+    def __init__(self, controller: Controller) -> None:
+        self.controller = controller
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput[RUN_ID_KEY] = self.controller.run_id
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        catalog = getattr(node, "workeroutput", {}).get(CATALOG_KEY)
+        if catalog:
+            self.controller.fold_catalog(catalog)
+
+
+def _incomplete_trial(report: pytest.TestReport, trial: int) -> dict[str, Any]:
+    """The result of a trial that failed outside the runner: a crashed worker, or an error
+    pytest recorded (pytest-timeout's, a plugin's check that raised)."""
+    crashed = str(report.when) == "???"  # how xdist marks a crashed worker's trial
+    problem = ("the worker running this trial crashed" if crashed
+               else f"trial did not complete ({report.when}): " + _crash_message(report))
+    return {
+        "trial": trial, "outcome": FAIL, "exit_code": None, "duration_ms": 0,
+        "timed_out": False, "left_behind_processes": [], "problems": [problem],
+        "infrastructure": True,
+    }
+
+
+def _crash_message(report: pytest.TestReport) -> str:
+    """What went wrong, in one line: the exception pytest recorded (e.g. pytest-timeout's
+    "Failed: Timeout >5.0s"), else the last line of the failure text."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    message = str(getattr(crash, "message", "") or "")
+    if message:
+        return message.splitlines()[0]
+    lines = [line for line in str(report.longrepr).strip().splitlines() if line.strip()]
+    return lines[-1].strip() if lines else "no detail"
+
+
+def _junit_xml(config: pytest.Config) -> Any:
+    """pytest's JUnit XML writer, when --junitxml is on; pytest offers test-suite properties
+    only to tests (the record_testsuite_property fixture), so the plugin reaches its writer."""
+    try:
+        from _pytest.junitxml import xml_key
+    except ImportError:  # a pytest that moved it: the properties are an extra, not a verdict
+        return None
+    return config.stash.get(xml_key, None)

@@ -1,0 +1,184 @@
+"""The collection tree: a fixture file is collected like a test module, one item per (case, trial).
+
+A failed trial raises ``TrialFailed``, which carries the parts of the failure (the case, the
+trial, the command, the problems, excerpts of the output); ``TrialItem.repr_failure`` renders
+them for a person, as pytest's doctest items render their failures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import pytest
+
+from pytest_agentic_evals.evidence.qualification import qualify
+from pytest_agentic_evals.execution.environment import RunSettings
+from pytest_agentic_evals.execution.trial import TrialResult, run_trial
+from pytest_agentic_evals.expectations.builtin import ExpectationKind, extra_schemas
+from pytest_agentic_evals.loading import load_fixture
+from pytest_agentic_evals.loading.fixture import FixtureError
+from pytest_agentic_evals.model import BLOCKED, FAIL, Case, Fixture
+
+EXCERPT_LINES = 20  # of each stream, in a failure's text
+
+
+def trial_name(case: str, trial: int) -> str:
+    return f"{case}[trial-{trial}]"
+
+
+def parse_trial_nodeid(nodeid: str) -> tuple[str, str, int] | None:
+    """(fixture node id, case, trial) of a trial item's node id, or None for any other item."""
+    path, sep, name = nodeid.rpartition("::")
+    if not sep or not path.endswith(".json") or not name.endswith("]"):
+        return None
+    case, sep, trial = name[:-1].rpartition("[trial-")
+    if not sep or not trial.isdigit():
+        return None
+    return path, case, int(trial)
+
+
+class Collecting(Protocol):
+    """What fixture files and trial items need of the process that collects and runs them."""
+
+    run_settings: RunSettings
+
+    def kinds(self, hook: Any) -> dict[str, ExpectationKind]: ...
+
+    def trials_for(self, fixture: Fixture) -> int: ...
+
+    def loaded(self, nodeid: str, fixture: Fixture, schemas: dict[str, Any]) -> None: ...
+
+
+class FixtureFile(pytest.File):
+    """An agentic-evals fixture, collected like a test module."""
+
+    def __init__(self, *, collecting: Collecting, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.collecting = collecting
+
+    def collect(self) -> Iterator[TrialItem]:
+        # ihook sees the conftest files of this fixture's folder and above, as for any test.
+        kinds = self.collecting.kinds(self.ihook)
+        schemas = extra_schemas(kinds)
+        try:
+            fixture = load_fixture(self.path, schemas)
+        except FixtureError as exc:
+            raise self.CollectError(exc.describe()) from None
+        self.collecting.loaded(self.nodeid, fixture, schemas)
+        trials = self.collecting.trials_for(fixture)
+        for case in fixture.cases:
+            for tag in case.tags:
+                self.config.addinivalue_line("markers", f"{tag}: tag of an agentic-evals case")
+            for trial in range(1, trials + 1):
+                yield TrialItem.from_parent(
+                    self, name=trial_name(case.name, trial), fixture=fixture, case=case,
+                    trial=trial, trials=trials, kinds=kinds,
+                    run_settings=self.collecting.run_settings,
+                )
+
+
+@dataclass(frozen=True)
+class TrialFailure:
+    """What a person needs to see of a failed trial."""
+
+    case: str
+    trial: int
+    trials: int
+    problems: tuple[str, ...]
+    argv: Any = None
+    cwd: str | None = None
+    excerpts: tuple[tuple[str, int, str], ...] = ()  # (stream, its size in bytes, its excerpt)
+    output_dir: str | None = None
+
+    @classmethod
+    def of(cls, case: Case, trial: int, trials: int, result: TrialResult) -> TrialFailure:
+        excerpts = []
+        for stream in ("stdout", "stderr"):
+            captured = result.get(stream)
+            if captured and captured["bytes"]:
+                gap = "\n[...]\n" if captured["truncated"] else ""
+                excerpts.append((stream, captured["bytes"],
+                                 captured["head"] + gap + captured["tail"]))
+        workspace = result.get("workspace")
+        return cls(
+            case=case.name, trial=trial, trials=trials, problems=tuple(result["problems"]),
+            argv=result.get("argv"), cwd=workspace["cwd"] if workspace else None,
+            excerpts=tuple(excerpts), output_dir=result.get("output_dir"),
+        )
+
+    def render(self) -> str:
+        lines = [f"case {self.case!r}, trial {self.trial} of {self.trials}: FAIL"]
+        if self.argv:
+            lines.append(f"command: {self.argv}")
+        if self.cwd:
+            lines.append(f"cwd: {self.cwd}")
+        lines += [f"  - {problem}" for problem in self.problems]
+        for stream, size, text in self.excerpts:
+            lines.append(f"{stream} ({size} bytes):")
+            lines += ["  | " + line for line in text.rstrip("\n").splitlines()[-EXCERPT_LINES:]]
+        if self.output_dir:
+            lines.append(f"full output: {self.output_dir}")
+        return "\n".join(lines)
+
+
+class TrialFailed(Exception):
+    """A trial that did not meet its case's expectations."""
+
+    def __init__(self, failure: TrialFailure) -> None:
+        super().__init__(failure.problems[0] if failure.problems else "FAIL")
+        self.failure = failure
+
+
+class TrialItem(pytest.Item):
+    """One trial of one case."""
+
+    def __init__(
+        self,
+        *,
+        fixture: Fixture,
+        case: Case,
+        trial: int,
+        trials: int,
+        kinds: dict[str, ExpectationKind],
+        run_settings: RunSettings,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.kinds = kinds
+        self.fixture = fixture
+        self.case = case
+        self.trial = trial
+        self.trials = trials
+        self.run_settings = run_settings
+        # The trial's result, for the worker to put on the test report.
+        self.agentic_result: TrialResult | None = None
+        self.extra_keyword_matches.update(case.tags)
+        for tag in case.tags:
+            self.add_marker(tag)
+
+    def runtest(self) -> None:
+        result = run_trial(self.fixture, self.case, self.trial, self.run_settings, self.kinds)
+        self.agentic_result = result
+        self.user_properties += [
+            ("case", self.case.name),
+            ("trial", str(self.trial)),
+            ("outcome", result["outcome"]),
+            # The class the evidence counts as, after live qualification, not the one declared.
+            ("evidence_class", qualify(self.case).effective),
+            ("duration_ms", str(result["duration_ms"])),
+        ]
+        if result["outcome"] == FAIL:
+            raise TrialFailed(TrialFailure.of(self.case, self.trial, self.trials, result))
+        if result["outcome"] == BLOCKED:
+            pytest.skip(result["problems"][0])
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, TrialFailed):
+            return excinfo.value.failure.render()
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"{trial_name(self.case.name, self.trial)}: {self.case.command}"

@@ -1,0 +1,238 @@
+"""The plugin's settings: every option and ini value, resolved once per session, with its source.
+
+A command-line option wins over its ini value, which wins over the default. Each value is
+validated where it is resolved, and a bad one is a usage error that names where it came from
+(``--agentic-evals-trials: 'many' is not a valid int``), as pytest-timeout does.
+
+The option table is shared with ``agentic-evals run``: an option that both offer is defined
+once here, with its spelling on each side, and ``plugin_arguments`` turns the command's values
+into the plugin's command line. This module loads nothing of the core: the plugin's entry
+module reads it in every pytest session, also when the plugin is off.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Literal
+
+import pytest
+
+DEFAULT = "default"  # the source of a value that neither the command line nor the ini set
+
+
+def _number(kind: type[int] | type[float], minimum: float) -> Callable[[str], Any]:
+    """A converter of option text to a number of at least ``minimum``; ValueError says why."""
+
+    def convert(raw: str) -> Any:
+        try:
+            value = kind(raw)
+        except ValueError:
+            raise ValueError(f"{raw!r} is not a valid {kind.__name__}") from None
+        if value < minimum:
+            raise ValueError(f"{raw!r} must be at least {minimum:g}")
+        return value
+
+    return convert
+
+
+trial_count = _number(int, 1)
+trial_timeout = _number(float, 0.001)
+
+
+@dataclass(frozen=True)
+class Option:
+    """One setting: its pytest option, its ini value, and its option of ``agentic-evals run``."""
+
+    name: str  # the Settings field it sets, and its destination in ``agentic-evals run``
+    help: str
+    flag: str | None = None  # the pytest option; None: set by the ini file only
+    run_flag: str | None = None  # the same option of ``agentic-evals run``; None: pytest only
+    ini: str | None = None  # the ini value; None: set on the command line only
+    ini_type: Literal["string", "bool", "args"] = "string"  # args: a list of words
+    ini_help: str = ""
+    action: str = "store"  # "store", "store_true" or "append"
+    metavar: str | None = None
+    convert: Callable[[str], Any] | None = None  # validates a text value; ValueError says why
+    default: Any = None
+    hidden: bool = False  # an option between ``agentic-evals run`` and the plugin only
+
+    @property
+    def dest(self) -> str:
+        """pytest's name for the option's value (``config.getoption``)."""
+        assert self.flag is not None
+        return self.flag.lstrip("-").replace("-", "_")
+
+    @property
+    def ini_default(self) -> Any:
+        return {"bool": False, "args": list(self.default or ())}.get(self.ini_type, "")
+
+    def argparse_kwargs(self) -> dict[str, Any]:
+        """What pytest's ``addoption`` and argparse's ``add_argument`` both accept."""
+        kwargs: dict[str, Any] = {"action": self.action, "help": self.help}
+        if self.action == "append":
+            kwargs["default"] = []
+        else:
+            kwargs["default"] = None
+        if self.action != "store_true":
+            kwargs["metavar"] = self.metavar
+        return kwargs
+
+
+OPTIONS = (
+    Option("enabled", "collect agentic_eval*.json fixtures and run their cases as trials",
+           flag="--agentic-evals", ini="agentic_evals", ini_type="bool",
+           ini_help="collect agentic-evals fixtures (like --agentic-evals)",
+           action="store_true", default=False),
+    Option("files", "", ini="agentic_evals_files", ini_type="args",
+           ini_help="glob patterns of fixture file names", default=("agentic_eval*.json",)),
+    Option("report", "write the JSON report here (atomically)",
+           flag="--agentic-evals-report", ini="agentic_evals_report",
+           ini_help="path of the JSON report", metavar="PATH"),
+    Option("report_unannounced", "the report's path is not printed (the CLI prints the report)",
+           flag="--agentic-evals-report-unannounced", action="store_true", default=False,
+           hidden=True),
+    Option("report_only", "report readiness without failing the session when not READY",
+           flag="--agentic-evals-report-only", run_flag="--report-only",
+           ini="agentic_evals_report_only", ini_type="bool",
+           ini_help="report without gating the exit status", action="store_true",
+           default=False),
+    Option("trials", "trials per case (never below a fixture's minimum)",
+           flag="--agentic-evals-trials", run_flag="--trials", ini="agentic_evals_trials",
+           ini_help="trials per case", metavar="N", convert=trial_count),
+    Option("timeout", "default per-trial timeout (30 s)",
+           flag="--agentic-evals-timeout", run_flag="--timeout", ini="agentic_evals_timeout",
+           ini_help="default per-trial timeout (s)", metavar="SECONDS", convert=trial_timeout),
+    Option("markdown", "write a Markdown summary here (also appended to $GITHUB_STEP_SUMMARY "
+                       "when set)",
+           flag="--agentic-evals-md", run_flag="--md", ini="agentic_evals_md",
+           ini_help="path of the Markdown summary", metavar="PATH"),
+    Option("cases", "run only this case (repeatable); the run is then partial",
+           flag="--agentic-evals-case", run_flag="--case", action="append", metavar="NAME",
+           default=()),
+    Option("keep_workspaces", "keep the private workspaces of passing trials too",
+           flag="--agentic-evals-keep-workspaces", run_flag="--keep-workspaces",
+           action="store_true", default=False),
+)
+OPTION = {option.name: option for option in OPTIONS}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The session's settings, each resolved once; ``sources`` says where each came from."""
+
+    enabled: bool
+    files: tuple[str, ...]
+    report: str | None
+    report_unannounced: bool
+    report_only: bool
+    trials: int | None  # None: each fixture's own trials
+    timeout: float | None  # None: the runner's default
+    markdown: str | None
+    cases: tuple[str, ...]
+    keep_workspaces: bool
+    sources: Mapping[str, str]
+
+    def source(self, name: str) -> str:
+        """``--agentic-evals-trials``, ``ini agentic_evals_trials`` or ``default``."""
+        return self.sources[name]
+
+    def trials_for(self, declared: int, minimum: int) -> int:
+        """Trials per case of a fixture that declares ``declared`` and needs ``minimum``: the
+        override replaces the fixture's count, upwards or downwards, never below its minimum."""
+        return declared if self.trials is None else max(self.trials, minimum)
+
+
+def add_plugin_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("agentic-evals", "agentic-evals: evaluate agent skills")
+    for option in OPTIONS:
+        if option.flag is not None:
+            kwargs = option.argparse_kwargs()
+            if option.hidden:
+                kwargs["help"] = argparse.SUPPRESS
+            group.addoption(option.flag, dest=option.dest, **kwargs)
+        if option.ini is not None:
+            parser.addini(option.ini, type=option.ini_type, default=option.ini_default,
+                          help=option.ini_help)
+
+
+def enabled(config: pytest.Config) -> bool:
+    """Whether the plugin is on; the other settings are only resolved (and checked) when it is."""
+    return bool(_resolve(config, OPTION["enabled"])[0])
+
+
+def resolve_settings(config: pytest.Config) -> Settings:
+    """Every setting, once; a bad value is a ``pytest.UsageError`` naming its source."""
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for option in OPTIONS:
+        values[option.name], sources[option.name] = _resolve(config, option)
+    return Settings(**values, sources=MappingProxyType(sources))
+
+
+def _resolve(config: pytest.Config, option: Option) -> tuple[Any, str]:
+    if option.flag is not None:
+        raw = config.getoption(option.dest)
+        if raw not in (None, False, [], ""):
+            return _converted(option, raw, option.flag), option.flag
+    if option.ini is not None:
+        raw = config.getini(option.ini)
+        # pytest gives an ini value that is not set as its default: that is the default.
+        if raw != option.ini_default:
+            source = f"ini {option.ini}"
+            return _converted(option, raw, source), source
+    return option.default, DEFAULT
+
+
+def _converted(option: Option, raw: Any, source: str) -> Any:
+    if isinstance(raw, list):
+        return tuple(raw)
+    if option.convert is None or not isinstance(raw, str):
+        return raw
+    try:
+        return option.convert(raw)
+    except ValueError as exc:
+        raise pytest.UsageError(f"{source}: {exc}") from None
+
+
+# -- the options of ``agentic-evals run`` ------------------------------------------------------
+
+
+def add_run_options(parser: argparse.ArgumentParser) -> None:
+    """The plugin's options that ``agentic-evals run`` offers under its own names."""
+    for option in OPTIONS:
+        if option.run_flag is None:
+            continue
+        kwargs = option.argparse_kwargs()
+        if option.convert is not None:
+            kwargs["type"] = _argparse_type(option.convert)
+        parser.add_argument(option.run_flag, dest=option.name, **kwargs)
+
+
+def _argparse_type(convert: Callable[[str], Any]) -> Callable[[str], Any]:
+    def checked(raw: str) -> Any:
+        try:
+            return convert(raw)
+        except ValueError as exc:  # argparse would print a message of its own for ValueError
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return checked
+
+
+def plugin_arguments(values: Mapping[str, Any]) -> list[str]:
+    """The plugin's command line for ``values`` (setting name -> value, as ``agentic-evals
+    run`` parsed them); names that are not settings are left out."""
+    arguments: list[str] = []
+    for option in OPTIONS:
+        if option.flag is None or option.name not in values:
+            continue
+        value = values[option.name]
+        if option.action == "store_true":
+            arguments += [option.flag] if value else []
+        elif option.action == "append":
+            arguments += [word for item in value or () for word in (option.flag, str(item))]
+        elif value is not None:
+            arguments += [option.flag, str(value)]
+    return arguments

@@ -1,0 +1,146 @@
+"""The worker role: collect fixtures into trial items, run them, and say what was collected.
+
+Every process that collects plays it: an xdist worker, or a serial run. A trial's result goes
+on its test report as a plain dict, which is all that crosses from an xdist worker to the
+controller besides ``config.workeroutput``; through that, once per worker, goes the catalog of
+the fixtures collected and the trials selected. A serial run hands the same catalog to its
+controller directly, with the loaded fixtures.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_agentic_evals.execution.environment import RunSettings
+from pytest_agentic_evals.execution.trialdirs import TrialDirs
+from pytest_agentic_evals.expectations.builtin import ExpectationKind
+from pytest_agentic_evals.model import Fixture
+from pytest_agentic_evals.pytest_plugin.kinds import PluginError, gather_kinds
+from pytest_agentic_evals.pytest_plugin.nodes import FixtureFile, TrialItem
+from pytest_agentic_evals.pytest_plugin.settings import Settings
+from pytest_agentic_evals.regressions.registry import is_registry
+
+CATALOG_KEY = "agentic_evals_catalog"  # in workeroutput: what the worker collected
+RUN_ID_KEY = "agentic_evals_run_id"  # in workerinput: the run the controller opened
+RESULT_ATTRIBUTE = "agentic_evals"  # on a trial's test report: its result
+
+# The catalog (builtins only, so that xdist can send it):
+#   {"fixtures": {fixture node id: {"path", "trials", "selected": {case: [trial numbers]},
+#                                   "expectation_schemas", "sha256"}},
+#    "unknown_cases": [names]}
+Catalog = dict[str, Any]
+Publish = Callable[[Catalog, Mapping[str, Fixture]], None]
+
+
+def publish_to_controller(config: pytest.Config) -> Publish:
+    """How an xdist worker sends its catalog: through workeroutput; fixtures stay here."""
+
+    def publish(catalog: Catalog, fixtures: Mapping[str, Fixture]) -> None:
+        config.workeroutput[CATALOG_KEY] = catalog  # type: ignore[attr-defined]
+
+    return publish
+
+
+class Worker:
+    """Collection of fixtures, selection of cases, and the trials' results on their reports."""
+
+    def __init__(
+        self, config: pytest.Config, settings: Settings, run_id: str, run_dir: Path,
+        publish: Publish,
+    ) -> None:
+        self.config = config
+        self.settings = settings
+        self.publish = publish
+        self.trial_dirs = TrialDirs(run_dir)
+        self.run_settings = RunSettings(
+            run_id=run_id, run_dir=run_dir, keep_passed_workspaces=settings.keep_workspaces,
+            trial_dirs=self.trial_dirs,
+            **({"default_timeout": settings.timeout} if settings.timeout else {}),
+        )
+        # node id of a fixture file -> the loaded fixture, and its plugins' kinds' schemas
+        self.fixtures: dict[str, Fixture] = {}
+        self.expectation_schemas: dict[str, dict[str, Any]] = {}
+        self.unknown_cases: set[str] = set()
+
+    # -- what fixture files and trial items ask (nodes.Collecting) ---------------------------
+    def kinds(self, hook: Any) -> dict[str, ExpectationKind]:
+        """The kinds of the hook implementations that ``hook`` sees."""
+        try:
+            return gather_kinds(hook)
+        except PluginError as exc:
+            raise pytest.UsageError(str(exc)) from None
+
+    def trials_for(self, fixture: Fixture) -> int:
+        return self.settings.trials_for(fixture.trials, fixture.minimum_trials)
+
+    def loaded(self, nodeid: str, fixture: Fixture, schemas: dict[str, Any]) -> None:
+        self.fixtures[nodeid] = fixture
+        self.expectation_schemas[nodeid] = schemas
+
+    # -- collection ------------------------------------------------------------------------
+    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> FixtureFile | None:
+        if not self._wants(file_path, parent):
+            return None
+        return FixtureFile.from_parent(parent, path=file_path, collecting=self)
+
+    def _wants(self, file_path: Path, parent: pytest.Collector) -> bool:
+        if file_path.suffix != ".json" or is_registry(file_path):
+            return False  # a regressions.json is collected by the regression items, never here
+        if parent.session.isinitpath(file_path):
+            return True
+        return any(fnmatch.fnmatch(file_path.name, pattern) for pattern in self.settings.files)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        wanted = self.settings.cases
+        if not wanted:
+            return
+        known = {item.case.name for item in items if isinstance(item, TrialItem)}
+        self.unknown_cases = set(wanted) - known
+        keep: list[pytest.Item] = []
+        drop: list[pytest.Item] = []
+        for item in items:
+            unwanted = isinstance(item, TrialItem) and item.case.name not in wanted
+            (drop if unwanted else keep).append(item)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        fixtures: dict[str, dict[str, Any]] = {}
+        for nodeid, fixture in self.fixtures.items():
+            fixtures[nodeid] = {
+                "path": str(fixture.path), "trials": self.trials_for(fixture), "selected": {},
+                # The controller reloads the fixture without the conftest files of its folder.
+                "expectation_schemas": self.expectation_schemas.get(nodeid, {}),
+                "sha256": fixture.sha256,
+            }
+        for item in session.items:
+            if isinstance(item, TrialItem):
+                selected = fixtures[item.parent.nodeid]["selected"]  # type: ignore[union-attr]
+                selected.setdefault(item.case.name, []).append(item.trial)
+        self.publish({"fixtures": fixtures, "unknown_cases": sorted(self.unknown_cases)},
+                     self.fixtures)
+
+    def pytest_sessionfinish(self) -> None:
+        # Nothing of a passing trial outlives the session. Done here, before xdist tells the
+        # controller that this worker has finished: the controller may end it right after.
+        self.trial_dirs.close()
+
+    # -- results ---------------------------------------------------------------------------
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Iterator[None]:
+        report = yield
+        result = getattr(item, "agentic_result", None)
+        if call.when == "call" and result is not None:
+            setattr(report, RESULT_ATTRIBUTE, result)
+        return report
