@@ -1,9 +1,10 @@
 """Skill trees: find skills, check their SKILL.md, classify their eval posture, scaffold fixtures.
 
-Pure core of ``audit-skills``, ``check-skill``, ``scaffold-fixture`` and ``apply-scaffolds``:
-no pytest, nothing is executed. A skill is a directory holding a ``SKILL.md`` whose YAML
-frontmatter names and describes it. Discovery reads no file but ``SKILL.md`` and fixture
-files, so that a tree of thousands of skills is audited in about the time it takes to list it.
+Core of ``audit-skills``, ``check-skill``, ``scaffold-fixture`` and ``apply-scaffolds``: no
+pytest, nothing is executed; only scaffolds are written. A skill is a directory holding a
+``SKILL.md`` whose YAML frontmatter names and describes it. Discovery reads no file but
+``SKILL.md`` and fixture files, so that a tree of thousands of skills is audited in about the
+time it takes to list it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 import yaml
 
 from pytest_agentic_evals.execution.workspace import SKIPPED_NAMES
+from pytest_agentic_evals.jsonio import write_json_atomically
 from pytest_agentic_evals.loading import load_fixture
 from pytest_agentic_evals.loading.fixture import FixtureError
 from pytest_agentic_evals.model import FIXTURES_DIRNAME
@@ -197,6 +199,14 @@ def eval_not_required_reason(frontmatter: Mapping[str, Any]) -> str | None:
         if isinstance(value, str) and value.strip():
             return value.strip()
     return None
+
+
+def skill_at(path: Path) -> FoundSkill:
+    """The skill in the directory ``path``, read as discovery would have found it."""
+    with os.scandir(path) as entries:
+        listed = [(entry.name, entry.is_dir()) for entry in entries]
+    return FoundSkill(path, frozenset(name for name, is_dir in listed if not is_dir),
+                      frozenset(name for name, is_dir in listed if is_dir))
 
 
 def entrypoints(skill: FoundSkill) -> list[str]:
@@ -469,6 +479,50 @@ def scaffold_blocker(skill: FoundSkill, force: bool) -> str | None:
         return None
     shown = ", ".join(_relative(path, skill.path) for path in existing)
     return f"has a fixture already ({shown})"
+
+
+def write_scaffold(skill_dir: Path, target: Path) -> dict[str, Any]:
+    """Write the scaffold atomically, then load it back: a scaffold that the runner would
+    refuse must never be left behind as if it were usable. Raises OSError or FixtureError."""
+    data = scaffold(skill_dir, target)
+    write_json_atomically(target, data)
+    load_fixture(target)
+    return data
+
+
+def apply_scaffolds(root: Path, write: bool, force: bool, limit: int | None) -> dict[str, Any]:
+    """The receipt of ``apply-scaffolds``: a scaffold for every skill under ``root`` without a
+    fixture, in path order, at most ``limit``; written only when ``write`` (else a dry run).
+    ``force`` also rewrites existing scaffolds, never any other fixture."""
+    root = root.resolve()
+    receipt: dict[str, Any] = {"schema": APPLY_SCHEMA, "root": str(root),
+                               "mode": "write" if write else "dry_run",
+                               "created": [], "skipped": [], "dry_run": [], "errors": []}
+    chosen = 0
+    for found in discover(root):
+        relative = found.path.relative_to(root).as_posix() or "."
+        target = scaffold_target(found.path)
+        reason = scaffold_blocker(found, force)
+        if reason is None and limit is not None and chosen >= limit:
+            reason = f"beyond --limit {limit}"
+        if reason is not None:
+            receipt["skipped"].append({"skill": relative, "reason": reason})
+            continue
+        chosen += 1
+        entry = {"skill": relative, "fixture": target.relative_to(root).as_posix()}
+        if not write:
+            receipt["dry_run"].append(entry)
+            continue
+        try:
+            write_scaffold(found.path, target)
+        except (OSError, FixtureError) as exc:
+            message = exc.describe() if isinstance(exc, FixtureError) else str(exc.strerror)
+            receipt["errors"].append({**entry, "error": message})
+            continue
+        receipt["created"].append(entry)
+    receipt["summary"] = {key: len(receipt[key])
+                          for key in ("created", "skipped", "dry_run", "errors")}
+    return receipt
 
 
 def _is_scaffold(path: Path) -> bool:

@@ -203,3 +203,30 @@ def test_the_plugins_entry_point_loads_nothing_of_the_core() -> None:
 def test_the_entry_point_reader_sees_a_heavy_import() -> None:
     # The check above is only worth something if it can fail.
     assert f"{PACKAGE}.loading" in modules_loaded_by(f"import {PYTEST_LAYER}.nodes")
+
+
+def test_the_commands_help_loads_no_command_module_and_no_pytest() -> None:
+    # The dispatcher imports a command's module only when that command runs.
+    loaded = modules_loaded_by(
+        "import contextlib, sys\n"
+        "from pytest_agentic_evals.cli.main import main\n"
+        "with contextlib.redirect_stdout(None), contextlib.suppress(SystemExit):\n"
+        "    main(['--help'])\n"
+        "print(*(['pytest'] if 'pytest' in sys.modules else []))"
+    )
+    commands = {name for name in loaded if name.startswith(f"{PACKAGE}.cli.")}
+    assert commands == {f"{PACKAGE}.cli.main", f"{PACKAGE}.cli.common"}
+    assert "pytest" not in loaded
+    assert not [name for name in loaded if name.startswith(PYTEST_LAYER)]
+
+
+def test_a_command_loads_its_own_module_only() -> None:
+    # The control for the test above: the same reader sees the module of the command run.
+    loaded = modules_loaded_by(
+        "import contextlib\n"
+        "from pytest_agentic_evals.cli.main import main\n"
+        "with contextlib.redirect_stdout(None), contextlib.suppress(SystemExit):\n"
+        "    main(['schema', 'fixture'])\n"
+    )
+    assert f"{PACKAGE}.cli.documents" in loaded
+    assert f"{PACKAGE}.cli.run" not in loaded

@@ -378,3 +378,41 @@ def test_audit_flags_two_skills_with_the_same_name(tmp_path: Path) -> None:
     table = run_cli("audit-skills", str(tmp_path), "--format", "table").stdout
     assert any(line.split()[0] == "science/taxonomy" and "SKILL006" in line
                for line in table.splitlines())
+
+
+# -- the scaffold receipt, in the core, without the command -----------------------------------
+
+
+def test_the_receipt_of_a_dry_run_writes_nothing(tmp_path: Path) -> None:
+    realistic_tree(tmp_path)
+    before = fixtures_under(tmp_path)
+    receipt = skills.apply_scaffolds(tmp_path, write=False, force=False, limit=None)
+    assert fixtures_under(tmp_path) == before
+    assert receipt["mode"] == "dry_run"
+    assert receipt["summary"] == {"created": 0, "skipped": 3, "dry_run": 7, "errors": 0}
+
+
+def test_the_receipt_stops_at_the_limit_in_path_order(tmp_path: Path) -> None:
+    realistic_tree(tmp_path)
+    receipt = skills.apply_scaffolds(tmp_path, write=True, force=False, limit=1)
+    assert [entry["skill"] for entry in receipt["created"]] == ["docs/style-guide"]
+    beyond = [entry for entry in receipt["skipped"] if entry["reason"] == "beyond --limit 1"]
+    assert len(beyond) == 6
+    assert load_fixture(tmp_path / "docs/style-guide/fixtures/agentic_eval.json").eval_kind == (
+        "scaffold")
+
+
+def test_a_scaffold_that_cannot_be_written_is_an_error_in_the_receipt(tmp_path: Path) -> None:
+    skill = make(tmp_path, "docs/style-guide")
+    (skill / "fixtures").write_text("a file where the fixtures folder would go\n")
+    receipt = skills.apply_scaffolds(tmp_path, write=True, force=False, limit=None)
+    assert receipt["created"] == []
+    assert [entry["fixture"] for entry in receipt["errors"]] == [
+        "docs/style-guide/fixtures/agentic_eval.json"]
+
+
+def test_a_skill_read_at_its_path_is_the_one_discovery_finds(tmp_path: Path) -> None:
+    tree = realistic_tree(tmp_path)
+    found = {skill.path: skill for skill in skills.discover(tmp_path)}
+    for path in tree.values():
+        assert skills.skill_at(path) == found[path]

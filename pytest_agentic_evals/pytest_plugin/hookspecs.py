@@ -27,6 +27,9 @@ def pytest_agentic_evals_expectation_kinds() -> list[ExpectationKind] | None:
     ``check(value, observation)`` function returning one message per failed check (an empty
     list when the trial meets the expectation). A key that a built-in kind or another plugin
     already owns is a usage error.
+
+    The built-in kinds are this hook's default implementation (``kinds.BuiltinKinds``, marked
+    ``trylast``), contributed like any plugin's.
     """
 
 

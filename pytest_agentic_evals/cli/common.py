@@ -1,0 +1,79 @@
+"""What every command shares: exit codes, argument types, and the output flags.
+
+Output, for every command that can print its result in more than one form: ``--format``
+with the forms that command has (``table``, ``json``, ``md``), and ``--json``, another
+spelling of ``--format json``, wherever JSON is one of them. ``--output PATH`` writes the JSON
+document to PATH, atomically, whatever is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from pytest_agentic_evals.jsonio import json_text, write_json_atomically
+
+EXIT_OK, EXIT_GATE, EXIT_INPUT = 0, 1, 2
+EXIT_INTERRUPTED = 130
+
+
+class CommandFailed(Exception):
+    """A problem that ends the command with one line on stderr, never a traceback."""
+
+    def __init__(self, message: str, status: int = EXIT_INPUT) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def positive_int(text: str) -> int:
+    """An argparse type for counts and day windows: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError("must be more than 0 seconds")
+    return value
+
+
+def add_format_option(
+    parser: argparse.ArgumentParser, forms: dict[str, str], default: str
+) -> None:
+    """``--format`` with ``forms`` (name -> what it prints), and ``--json`` when JSON is one."""
+    described = "; ".join(f"{name}: {meaning}" + (" (default)" if name == default else "")
+                          for name, meaning in forms.items())
+    parser.add_argument("--format", choices=tuple(forms), default=default, help=described)
+    if "json" in forms:
+        parser.add_argument("--json", dest="format", action="store_const", const="json",
+                            help="the same as --format json")
+
+
+def add_output_option(parser: argparse.ArgumentParser, what: str = "the JSON report") -> None:
+    parser.add_argument("--output", metavar="PATH", help=f"also write {what} here (atomically)")
+
+
+def emit(report: dict[str, Any], args: argparse.Namespace, lines: list[str]) -> None:
+    """The table (``lines``) or the JSON on stdout, as ``--format`` says; the JSON at --output."""
+    if args.format == "json":
+        print(json_text(report), end="")
+    else:
+        for line in lines:
+            print(line)
+    write_output(report, args.output)
+
+
+def write_output(report: dict[str, Any], output: str | None, name: str = "report") -> None:
+    if output:
+        write_json_atomically(output, report)
+        print(f"{name}: {output}", file=sys.stderr)

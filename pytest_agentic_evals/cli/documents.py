@@ -1,0 +1,74 @@
+"""``validate``, ``schema`` and ``report``: read fixtures, schemas and reports; run nothing."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pytest_agentic_evals.cli.common import EXIT_INPUT, EXIT_OK, add_format_option
+from pytest_agentic_evals.jsonio import display_path
+from pytest_agentic_evals.report import report_problems
+from pytest_agentic_evals.schemas import schema_text
+from pytest_agentic_evals.summary import markdown, terminal_lines
+
+SCHEMAS = ("fixture", "report", "session-report", "regressions", "requirements",
+           "discovery-inventory", "state-graph", "journey-plan")
+
+
+def add_parser(commands: Any, name: str, help: str) -> None:
+    parser = commands.add_parser(name, help=help)
+    if name == "validate":
+        parser.add_argument("fixtures", nargs="+", metavar="FIXTURE")
+        parser.set_defaults(handler=validate)
+    elif name == "report":
+        parser.add_argument("report", metavar="REPORT.json")
+        add_format_option(parser, {"table": "the terminal summary", "md": "Markdown"},
+                          default="table")
+        parser.set_defaults(handler=render_report)
+    else:
+        parser.add_argument("name", nargs="?", default="fixture", choices=SCHEMAS)
+        parser.set_defaults(handler=print_schema)
+
+
+def validate(args: argparse.Namespace) -> int:
+    # Installed plugins (and pytest with them) are loaded for their kinds: schema and report
+    # have no use for them.
+    plugins = importlib.import_module("pytest_agentic_evals.cli.plugins")
+    fixtures, errors = plugins.load_fixtures(args.fixtures)
+    for fixture in fixtures:
+        print(f"VALID: {display_path(fixture.path)} ({len(fixture.cases)} cases, "
+              f"trials={fixture.trials})")
+    for error in errors:
+        print(error, file=sys.stderr)
+    return EXIT_INPUT if errors else EXIT_OK
+
+
+def print_schema(args: argparse.Namespace) -> int:
+    print(schema_text(args.name.replace("-", "_")), end="")
+    return EXIT_OK
+
+
+def render_report(args: argparse.Namespace) -> int:
+    try:
+        report = json.loads(Path(args.report).read_text(encoding="utf-8"))
+    except OSError as exc:
+        print(f"{args.report}: cannot read report: {exc.strerror}", file=sys.stderr)
+        return EXIT_INPUT
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        print(f"{args.report}: not a JSON report: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    problems = report_problems(report)
+    if problems:
+        for problem in problems:
+            print(f"{args.report}: {problem}", file=sys.stderr)
+        return EXIT_INPUT
+    if args.format == "md":
+        print(markdown(report), end="")
+    else:
+        for line in terminal_lines(report):
+            print(line.text)
+    return EXIT_OK

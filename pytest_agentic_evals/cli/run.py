@@ -1,0 +1,107 @@
+"""``agentic-evals run``: pytest with the plugin, in a subprocess; the JSON report on stdout.
+
+The options ``run`` shares with the plugin (``--report-only``, ``--trials``, ``--timeout``,
+``--md``, ``--case``, ``--keep-workspaces``) are the plugin's own option table
+(``pytest_plugin.settings``), given here under shorter names and passed on as they are.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from pytest_agentic_evals.cli.common import (
+    EXIT_GATE,
+    EXIT_INPUT,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    add_output_option,
+    write_output,
+)
+from pytest_agentic_evals.cli.plugins import load_fixtures
+from pytest_agentic_evals.jsonio import json_text
+from pytest_agentic_evals.pytest_plugin.settings import add_run_options, plugin_arguments
+
+PYTEST_USAGE_ERROR = 4
+
+
+def add_parser(commands: Any, name: str, help: str) -> None:
+    parser = commands.add_parser(
+        name, help=help,
+        epilog="Arguments after -- go to pytest as they are (for example: -- -n 4 -x).",
+    )
+    parser.add_argument("fixtures", nargs="+", metavar="FIXTURE")
+    add_output_option(parser)
+    add_run_options(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    fixtures, errors = load_fixtures(args.fixtures)
+    if errors:
+        for error in errors:
+            print(error, file=sys.stderr)
+        return EXIT_INPUT
+    known = {case.name for fixture in fixtures for case in fixture.cases}
+    unknown = [name for name in args.cases if name not in known]
+    if unknown:
+        print(f"unknown case(s): {', '.join(unknown)} (cases: {', '.join(sorted(known))})",
+              file=sys.stderr)
+        return EXIT_INPUT
+
+    with tempfile.TemporaryDirectory(prefix="agentic-evals-run-") as scratch:
+        # A fresh scratch file, so that a report left by an earlier run is never mistaken
+        # for this run's; it is copied to --output below.
+        report_path = Path(scratch) / "report.json"
+        status = _run_pytest(args, report_path)
+        report = _read_report(report_path)
+
+    if report is None:
+        print(f"agentic-evals: no report was produced (pytest exited {status})", file=sys.stderr)
+        return EXIT_INTERRUPTED if status in (2, EXIT_INTERRUPTED) else EXIT_INPUT
+    print(json_text(report), end="")
+    write_output(report, args.output)
+    if status == EXIT_INTERRUPTED or _interrupted(report):
+        return EXIT_INTERRUPTED
+    if status == PYTEST_USAGE_ERROR:  # bad pass-through arguments or settings
+        return EXIT_INPUT
+    if args.report_only:
+        return EXIT_OK
+    return EXIT_OK if status == 0 else EXIT_GATE
+
+
+def _run_pytest(args: argparse.Namespace, report_path: Path) -> int:
+    """pytest's exit status; its progress goes to stderr, so that stdout carries the report."""
+    command = [sys.executable, "-m", "pytest", *args.fixtures]
+    # The CLI prints the report itself, and names --output; the plugin need not announce it.
+    command += plugin_arguments({**vars(args), "enabled": True, "report": str(report_path),
+                                 "report_unannounced": True})
+    if "-m" not in args.pytest_args:
+        # run runs trials, as it always has; retained regressions are verified by
+        # `regressions verify` or by `-- -m regression`.
+        command += ["-m", "not regression"]
+    command += args.pytest_args
+    process = subprocess.Popen(command, stdout=sys.stderr.fileno(), stdin=subprocess.DEVNULL)
+    try:
+        return process.wait()
+    except KeyboardInterrupt:
+        # pytest got the same Ctrl-C; let it tear its trials down and write its report.
+        status = process.wait()
+        return EXIT_INTERRUPTED if status in (0, 1, 2) else status
+
+
+def _read_report(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def _interrupted(report: dict[str, Any]) -> bool:
+    fixtures = report.get("fixtures", [report])
+    return any(fixture.get("interrupted") for fixture in fixtures)

@@ -1,0 +1,123 @@
+"""``audit-skills``, ``check-skill``, ``scaffold-fixture``, ``apply-scaffolds``: skill trees."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from pytest_agentic_evals import skills
+from pytest_agentic_evals.cli.common import (
+    EXIT_INPUT,
+    EXIT_OK,
+    add_format_option,
+    add_output_option,
+    positive_int,
+    write_output,
+)
+from pytest_agentic_evals.jsonio import json_text
+from pytest_agentic_evals.loading.fixture import FixtureError
+
+
+def add_parser(commands: Any, name: str, help: str) -> None:
+    parser = commands.add_parser(name, help=help)
+    if name == "audit-skills":
+        parser.add_argument("root", metavar="ROOT")
+        add_output_option(parser)
+        add_format_option(parser, {"json": "the report on stdout, the table on stderr",
+                                   "table": "only the table, on stdout"}, default="json")
+        parser.set_defaults(handler=audit_skills)
+    elif name == "check-skill":
+        parser.add_argument("skill_dir", metavar="SKILL_DIR")
+        parser.set_defaults(handler=check_skill)
+    elif name == "scaffold-fixture":
+        parser.add_argument("skill_dir", metavar="SKILL_DIR")
+        parser.add_argument("--output", metavar="PATH", help="where to write it (default "
+                                                             "SKILL_DIR/fixtures/agentic_eval.json)")
+        parser.add_argument("--force", action="store_true", help="overwrite an existing file")
+        parser.set_defaults(handler=scaffold_fixture)
+    else:
+        parser.add_argument("root", metavar="ROOT")
+        parser.add_argument("--write", action="store_true", help="write them (default: dry run)")
+        parser.add_argument("--force", action="store_true",
+                            help="also rewrite existing scaffold fixtures (never other fixtures)")
+        parser.add_argument("--limit", type=positive_int, default=None, metavar="N",
+                            help="at most N scaffolds, the first N in path order")
+        add_output_option(parser, "the JSON receipt")
+        parser.set_defaults(handler=apply_scaffolds)
+
+
+def audit_skills(args: argparse.Namespace) -> int:
+    """``audit-skills ROOT``: the eval posture of every skill; runs nothing, gates nothing."""
+    if not Path(args.root).is_dir():
+        print(f"{args.root}: not a directory", file=sys.stderr)
+        return EXIT_INPUT
+    report = skills.audit(Path(args.root))
+    lines = skills.audit_lines(report)
+    if args.format == "table":
+        print("\n".join(lines))
+    else:
+        print(json_text(report), end="")
+        print("\n".join(lines), file=sys.stderr)
+    write_output(report, args.output)
+    return EXIT_OK
+
+
+def check_skill(args: argparse.Namespace) -> int:
+    """``check-skill SKILL_DIR``: the SKILL.md contract, as the static scaffold case runs it."""
+    skill_dir = Path(args.skill_dir)
+    if not (skill_dir / skills.SKILL_FILE).is_file():
+        print(f"{args.skill_dir}: no SKILL.md (not a skill folder)", file=sys.stderr)
+        return EXIT_INPUT
+    skill_md = skills.parse_skill_md(skill_dir.resolve(), str(skill_dir / skills.SKILL_FILE))
+    for finding in skill_md.findings:
+        print(finding, file=sys.stderr)
+    if skill_md.findings:
+        return EXIT_INPUT
+    print(f"OK: {skill_dir / skills.SKILL_FILE}: skill {skill_md.name} keeps the SKILL.md "
+          "contract")
+    return EXIT_OK
+
+
+def scaffold_fixture(args: argparse.Namespace) -> int:
+    skill_dir = Path(args.skill_dir).resolve()
+    if not (skill_dir / skills.SKILL_FILE).is_file():
+        print(f"{args.skill_dir}: no SKILL.md (not a skill folder)", file=sys.stderr)
+        return EXIT_INPUT
+    target = Path(args.output).resolve() if args.output else skills.scaffold_target(skill_dir)
+    if not target.is_relative_to(skill_dir):
+        print(f"{args.output}: must be inside {args.skill_dir}, so that the fixture's commands "
+              "reach the skill", file=sys.stderr)
+        return EXIT_INPUT
+    if target.exists() and not args.force:
+        print(f"{target}: already exists; not overwritten (use --force)", file=sys.stderr)
+        return EXIT_INPUT
+    try:
+        data = skills.write_scaffold(skill_dir, target)
+    except (OSError, FixtureError) as exc:
+        message = exc.describe() if isinstance(exc, FixtureError) else exc.strerror
+        print(f"{target}: scaffold not written: {message}", file=sys.stderr)
+        return EXIT_INPUT
+    print(json_text(data), end="")
+    print(f"wrote {target} (eval_kind scaffold, cases: "
+          f"{', '.join(case['name'] for case in data['cases'])})", file=sys.stderr)
+    return EXIT_OK
+
+
+def apply_scaffolds(args: argparse.Namespace) -> int:
+    """``apply-scaffolds ROOT``: a scaffold for every skill without a fixture; dry run unless
+    ``--write``. ``--force`` also rewrites existing scaffolds, never any other fixture."""
+    if not Path(args.root).is_dir():
+        print(f"{args.root}: not a directory", file=sys.stderr)
+        return EXIT_INPUT
+    receipt = skills.apply_scaffolds(Path(args.root), args.write, args.force, args.limit)
+    print(json_text(receipt), end="")
+    summary = receipt["summary"]
+    print(f"{receipt['mode']}: {summary['created']} created, {summary['dry_run']} would be "
+          f"created, {summary['skipped']} skipped, {summary['errors']} error(s)",
+          file=sys.stderr)
+    for error in receipt["errors"]:
+        print(f"{error['fixture']}: {error['error']}", file=sys.stderr)
+    write_output(receipt, args.output, name="receipt")
+    return EXIT_INPUT if receipt["errors"] else EXIT_OK
