@@ -234,14 +234,22 @@ def _judge(
         shown = ", ".join(f"pid {p.pid} ({p.command or '?'})" for p in process.left_behind)
         hygiene.append(f"left {len(process.left_behind)} process(es) behind, killed: {shown}")
     failures = check_expectations(case.expected, observation, kinds)
-    markers = [m for m in case.blocked_markers if observation.contains("stdout", m)]
+    markers = [m for m in case.blocked_markers
+               if observation.contains("stdout", m) or observation.contains("stderr", m)]
+    # A declared marker means the precondition was unmet (the provider was unavailable and
+    # the skill may have fallen back to a stub): absence of evidence, BLOCKED even when every
+    # expectation passed, so it can never fill a live slot. What happened whatever the
+    # precondition stays a FAIL: a host the proxy refused, a timeout, a process left behind.
+    refused = any(f.startswith(FAILURE_PREFIXES) for f in failures)
+    if markers and not hygiene and not refused:
+        blocked = (f"blocked: precondition not met (the output says "
+                   f"{', '.join(map(repr, markers))})")
+        if not failures:
+            failures = ["the expectations passed, but a trial whose precondition was unmet is "
+                        "no evidence"]
+        return BLOCKED, [blocked, *failures], markers
     if not hygiene and not failures:
         return PASS, [], markers
-    # A host the proxy refused happened whatever the precondition: never hidden as BLOCKED.
-    refused = any(f.startswith(FAILURE_PREFIXES) for f in failures)
-    if markers and failures and not hygiene and not refused:
-        blocked = f"blocked: precondition not met (stdout says {', '.join(map(repr, markers))})"
-        return BLOCKED, [blocked, *failures], markers
     # A check that could not be carried out (no trajectory, one that yielded no events, a
     # budget figure the transcript does not state) is NOT_TESTED: when that is all that went
     # wrong, the trial is BLOCKED with that reason; any real failure keeps it FAIL.

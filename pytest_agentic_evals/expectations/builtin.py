@@ -54,8 +54,7 @@ def stream_needles(
         subs = set(expected.get(f"{stream}_contains", ())) | set(
             expected.get(f"{stream}_excludes", ())
         )
-        if stream == "stdout":
-            subs |= set(blocked_markers)
+        subs |= set(blocked_markers)  # a blocked marker counts in either stream
         needles[stream] = (frozenset(subs), frozenset(expected.get(f"{stream}_matches", ())))
     return needles
 
