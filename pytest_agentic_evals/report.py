@@ -90,7 +90,8 @@ def build_fixture_report(
                          for code in provenance.eligibility.reason_codes]
         if results and case.required and not provenance.eligibility.eligible:
             ineligible_required.append(case.name)
-        verdicts.append(CaseVerdict(case.name, case.required, outcome, len(chosen), len(results)))
+        verdicts.append(CaseVerdict(case.name, case.required, outcome, len(chosen), len(results),
+                                    shows_use=case.type == "positive" or case.real_world))
         qualification = qualify(case)
         if qualification.disqualifiers:
             disqualified[case.name] = list(qualification.disqualifiers)

@@ -37,20 +37,26 @@ class CaseVerdict:
     outcome: str
     selected_trials: int
     ran_trials: int
+    shows_use: bool
+    """A positive or real-world case: its passing shows the skill doing its job, where a
+    passing refusal (negative, adversarial) only shows it can say no."""
 
 
 def case_readiness(cases: Iterable[CaseVerdict], partial: bool) -> str:
     """Readiness from required cases only; a partial run is never READY.
 
-    A required BLOCKED case is absence of evidence, not evidence of success, so it keeps the
-    fixture from READY like a failure does.
+    READY: every required case passed every trial. USABLE_WITH_GAPS: not that, but a required
+    positive or real-world case did; a skill whose only passing cases are refusals is not
+    usable, so without one it is NOT_READY. A required BLOCKED case is absence of evidence,
+    not evidence of success, so it keeps the fixture from READY like a failure does. An
+    optional case never counts, either way.
     """
     required = [case for case in cases if case.required]
     if not any(case.outcome != NOT_TESTED for case in required):
         return NOT_ESTABLISHED
     if not partial and all(case.outcome == PASS for case in required):
         return READY
-    if any(case.outcome == PASS for case in required):
+    if any(case.outcome == PASS and case.shows_use for case in required):
         return USABLE_WITH_GAPS
     return NOT_READY
 
@@ -91,6 +97,15 @@ def fixture_gate(report: Mapping[str, Any]) -> Gate:
     return Gate(True, False, f"{name}: {report['readiness']}: {readiness_reason(report)}")
 
 
+def excused_failure(report: Mapping[str, Any] | None, case_name: str) -> bool:
+    """Whether a failed trial leaves the session's exit status alone: a trial of an optional
+    case, in a fixture whose gate passed. An optional case's failure is shown, and never
+    fails a READY fixture; any other failed test keeps the failure pytest counted."""
+    if report is None or not report["gate"]["passed"]:
+        return False
+    return any(case["name"] == case_name and not case["required"] for case in report["cases"])
+
+
 def readiness_reason(report: Mapping[str, Any]) -> str:
     """One line saying why a fixture is not READY."""
     reasons = []
@@ -98,6 +113,12 @@ def readiness_reason(report: Mapping[str, Any]) -> str:
         names = [c["name"] for c in report["cases"] if c["required"] and c["outcome"] == outcome]
         if names:
             reasons.append(f"required case(s) {label}: {_some(names)}")
+    useful = [c for c in report["cases"] if c["required"]
+              and (c.get("type") == "positive" or c.get("real_world"))]
+    if report.get("readiness") == NOT_READY and useful \
+            and not any(c["outcome"] == PASS for c in useful):
+        reasons.append("no required positive or real-world case passed every trial (passing "
+                       "refusals alone do not make a skill usable)")
     for note in report.get("readiness_notes", ()):
         reasons.append(note)
     if not [c for c in report["cases"] if c["required"]]:

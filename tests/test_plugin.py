@@ -253,7 +253,8 @@ def test_a_failing_required_case_fails_the_session(
         "full output: */greets/trial-1/output",
     ], consecutive=True)
     report = read_report(pytester)
-    assert report["readiness"] == "USABLE_WITH_GAPS"
+    # Its only passing case is a refusal: not usable.
+    assert report["readiness"] == "NOT_READY"
     assert outcomes(report) == {"greets": "FAIL", "refuses-empty-name": "PASS"}
 
 
@@ -273,18 +274,7 @@ def test_blocked_is_a_skip_that_still_fails_the_session(
                                  "  *: USABLE_WITH_GAPS: required case(s) blocked: greets"])
     report = read_report(pytester)
     assert outcomes(report)["greets"] == "BLOCKED"
-    assert report["readiness"] == "USABLE_WITH_GAPS"
-
-
-def test_a_marker_does_not_hide_a_passing_trial(pytester: pytest.Pytester) -> None:
-    data = skill_fixture()
-    data["cases"][0]["blocked_when_stdout_contains"] = ["hello"]
-    make_skill(pytester, data)
-    result = run(pytester)
-    assert result.ret == 0
-    report = read_report(pytester)
-    assert report["cases"][0]["trials"][0]["blocked_markers_seen"] == ["hello"]
-    assert report["readiness"] == "READY"
+    assert report["readiness"] == "NOT_READY"
 
 
 def test_report_only_keeps_the_report_but_not_the_gate(pytester: pytest.Pytester) -> None:
@@ -296,7 +286,7 @@ def test_report_only_keeps_the_report_but_not_the_gate(pytester: pytest.Pytester
     result = run(pytester, "--agentic-evals-report-only")
     assert result.ret == 0
     result.stdout.fnmatch_lines(["agentic-evals: session would fail (report only), not READY:"])
-    assert read_report(pytester)["readiness"] == "USABLE_WITH_GAPS"
+    assert read_report(pytester)["readiness"] == "NOT_READY"
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -55,7 +55,8 @@ def test_terminal_summary_of_a_mixed_run(pytester: pytest.Pytester, mode: list[s
     section = "\n".join(agentic_section(result.stdout.str()))
     assert ("READY            fixtures/agentic_eval_steady.json (skill steady): "
             "2/2 cases passed, 0 failed, 0 blocked") in section
-    assert ("USABLE_WITH_GAPS fixtures/agentic_eval_flaky.json (skill flaky): "
+    # Its only fully passing case is a refusal: not usable (NOT_READY), and it says why.
+    assert ("NOT_READY        fixtures/agentic_eval_flaky.json (skill flaky): "
             "1/2 cases passed, 1 failed, 0 blocked, 1 flaky") in section
     assert ("    FAIL     greets (2/3 trials passed, flaky): trial 2: stdout_excludes: "
             "'lost the name' found in stdout") in section
@@ -88,7 +89,7 @@ def test_markdown_summary_and_github_step_summary(
     result = (pytester.runpytest_subprocess(*args) if mode else pytester.runpytest(*args))
     assert result.ret == 1
     text = (pytester.path / "summary.md").read_text()
-    assert text.startswith("## agentic-evals: USABLE_WITH_GAPS\n")
+    assert text.startswith("## agentic-evals: NOT_READY\n")
     assert ("| **READY** | fixtures/agentic_eval_steady.json | steady | 2/2 | 0 | 0 | 0 | - |"
             in text)
     assert ("| greets | FAIL | 2/3 | 67% (21%-94%) | 0.00 | capability | trial 2: "
@@ -109,9 +110,9 @@ def test_junit_xml_carries_trials_and_readiness(
     assert suite is not None
     suite_properties = {p.get("name"): p.get("value")
                         for p in suite.findall("properties/property")}
-    assert suite_properties["agentic_evals_readiness"] == "USABLE_WITH_GAPS"
+    assert suite_properties["agentic_evals_readiness"] == "NOT_READY"
     assert suite_properties["agentic_evals_readiness:fixtures/agentic_eval_flaky.json"] == (
-        "USABLE_WITH_GAPS")
+        "NOT_READY")
     cases = {(c.get("classname"), c.get("name")): c for c in suite.iter("testcase")}
     flaky_trial = cases[("fixtures.agentic_eval_flaky.json", "greets[trial-2]")]
     properties = {p.get("name"): p.get("value") for p in flaky_trial.iter("property")}
@@ -129,9 +130,9 @@ def test_report_command_renders_a_saved_report(pytester: pytest.Pytester) -> Non
     report = pytester.path / "report.json"
     table = run_cli("report", str(report))
     assert table.returncode == 0
-    assert "USABLE_WITH_GAPS fixtures/agentic_eval_flaky.json" in table.stdout
+    assert "NOT_READY        fixtures/agentic_eval_flaky.json" in table.stdout
     md = run_cli("report", str(report), "--format", "md")
-    assert md.stdout.startswith("## agentic-evals: USABLE_WITH_GAPS")
+    assert md.stdout.startswith("## agentic-evals: NOT_READY")
     broken = pytester.path / "broken.json"
     broken.write_text(json.dumps({"schema": "agentic_evals.report.v2"}))
     result = run_cli("report", str(broken))

@@ -33,9 +33,14 @@ def test_case_outcome(trials: list[str], outcome: str) -> None:
     assert case_outcome(trials) == outcome
 
 
-def case(name: str, outcome: str, required: bool = True) -> CaseVerdict:
+def case(name: str, outcome: str, required: bool = True, shows_use: bool = True) -> CaseVerdict:
+    """A case verdict; ``shows_use`` False makes it a refusal (negative or adversarial)."""
     ran = 0 if outcome == NOT_TESTED else 2
-    return CaseVerdict(name, required, outcome, 2, ran)
+    return CaseVerdict(name, required, outcome, 2, ran, shows_use=shows_use)
+
+
+def refusal(name: str, outcome: str, required: bool = True) -> CaseVerdict:
+    return case(name, outcome, required, shows_use=False)
 
 
 @pytest.mark.parametrize(
@@ -51,6 +56,19 @@ def case(name: str, outcome: str, required: bool = True) -> CaseVerdict:
         ([case("a", PASS, required=False)], False, NOT_ESTABLISHED),
         ([case("a", PASS), case("b", PASS)], True, USABLE_WITH_GAPS),
         ([case("a", PASS), case("b", NOT_TESTED)], True, USABLE_WITH_GAPS),
+        # Passing refusals alone do not make a skill usable.
+        ([case("a", FAIL), refusal("b", PASS)], False, NOT_READY),
+        ([case("a", FAIL), case("b", BLOCKED), refusal("c", PASS)], False, NOT_READY),
+        ([case("a", FAIL), refusal("b", PASS), case("c", PASS, required=False)], False,
+         NOT_READY),
+        ([case("a", PASS), refusal("b", FAIL)], False, USABLE_WITH_GAPS),
+        ([refusal("a", PASS), refusal("b", PASS)], False, READY),
+        ([refusal("a", PASS), refusal("b", FAIL)], False, NOT_READY),
+        ([case("a", NOT_TESTED), refusal("b", PASS)], True, NOT_READY),
+        # An optional case never counts, however it ends.
+        ([case("a", PASS), refusal("b", PASS), case("c", FAIL, required=False)], False, READY),
+        ([case("a", PASS), refusal("b", PASS), refusal("c", BLOCKED, required=False)], False,
+         READY),
     ],
 )
 def test_case_readiness(cases: list[CaseVerdict], partial: bool, readiness: str) -> None:
@@ -60,17 +78,22 @@ def test_case_readiness(cases: list[CaseVerdict], partial: bool, readiness: str)
 outcomes = st.sampled_from([PASS, FAIL, BLOCKED, NOT_TESTED])
 
 
-@given(st.lists(st.tuples(outcomes, st.booleans()), max_size=8), st.booleans())
-def test_ready_only_when_every_required_case_fully_passed(
-    spec: list[tuple[str, bool]], partial: bool
+@given(st.lists(st.tuples(outcomes, st.booleans(), st.booleans()), max_size=8), st.booleans())
+def test_readiness_rules_hold_for_any_cases(
+    spec: list[tuple[str, bool, bool]], partial: bool
 ) -> None:
-    cases = [case(str(i), outcome, required) for i, (outcome, required) in enumerate(spec)]
+    cases = [case(str(i), outcome, required, shows_use)
+             for i, (outcome, required, shows_use) in enumerate(spec)]
     readiness = case_readiness(cases, partial)
     required = [c for c in cases if c.required]
     if readiness == READY:
         assert not partial and required and all(c.outcome == PASS for c in required)
     if any(c.outcome in (FAIL, BLOCKED) for c in required):
         assert readiness != READY
+    if readiness == USABLE_WITH_GAPS:
+        assert any(c.outcome == PASS and c.shows_use for c in required)
+    # Optional cases never change the verdict.
+    assert case_readiness(required, partial) == readiness
 
 
 def test_worst_readiness() -> None:

@@ -26,7 +26,7 @@ from pytest_agentic_evals.pytest_plugin.settings import Settings
 from pytest_agentic_evals.pytest_plugin.worker import CATALOG_KEY, RESULT_ATTRIBUTE, RUN_ID_KEY
 from pytest_agentic_evals.report import build_fixture_report, session_report
 from pytest_agentic_evals.summary import fixture_reports, markdown, terminal_lines
-from pytest_agentic_evals.verdicts import fixture_gate
+from pytest_agentic_evals.verdicts import excused_failure, fixture_gate
 
 TrialResults = dict[tuple[str, int], dict[str, Any]]  # (case, trial) -> the trial's result
 
@@ -52,7 +52,12 @@ class Controller:
         self.results: dict[str, TrialResults] = defaultdict(dict)
         self.reports: list[dict[str, Any]] = []
         self.session_report: dict[str, Any] | None = None
+        self.judged: dict[str, dict[str, Any]] = {}  # node id of a fixture file -> its report
         self.gate_failures: list[str] = []
+        # Every failed test: (fixture node id, case) for a trial, None for any other test.
+        self.failed_tests: list[tuple[str, str] | None] = []
+        # Whether every failed test is a trial of an optional case of a passing fixture.
+        self.failures_excused = False
 
     # -- what the workers send ----------------------------------------------------------------
     def fold_catalog(
@@ -68,6 +73,8 @@ class Controller:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         key = parse_trial_nodeid(report.nodeid)
+        if report.failed:
+            self.failed_tests.append(None if key is None else (key[0], key[1]))
         if key is None:
             return
         fixture_nodeid, case, trial = key
@@ -95,6 +102,7 @@ class Controller:
         # The gate is decided before plugins see the report: a hook may annotate what is
         # written, never turn a failing session into a passing one.
         self.gate_failures += self.gate_reasons()
+        self.failures_excused = self.only_optional_failures()
         regressions = self.regressions.in_order() if self.regressions else []
         if self.reports or regressions:
             self.session_report = self.publish(regressions)
@@ -113,6 +121,7 @@ class Controller:
     def judge_fixtures(self, interrupted: bool) -> list[dict[str, Any]]:
         """One report per fixture of the catalog whose copy here is the one the trials ran."""
         reports = []
+        self.judged = {}
         for nodeid in sorted(self.catalog):
             entry = self.catalog[nodeid]
             fixture = self.fixtures.get(nodeid)
@@ -129,10 +138,12 @@ class Controller:
                 continue
             trial_count = entry["trials"] or self.settings.trials_for(
                 fixture.trials, fixture.minimum_trials)
-            reports.append(build_fixture_report(
+            report = build_fixture_report(
                 fixture, self.results.get(nodeid, {}), entry["selected"], run_id=self.run_id,
                 trial_count=trial_count, interrupted=interrupted,
-            ))
+            )
+            reports.append(report)
+            self.judged[nodeid] = report
         return reports
 
     def _reload(self, nodeid: str, entry: Mapping[str, Any]) -> Fixture | None:
@@ -159,6 +170,15 @@ class Controller:
             if gate.counts and not gate.passed:
                 reasons.append(gate.reason)
         return reasons
+
+    def only_optional_failures(self) -> bool:
+        """Whether every failed test is a trial of an optional case of a fixture that passes
+        the gate: such failures are shown, and leave the exit status 0. Decided before the
+        report hook runs, so that nothing a hook writes can widen it."""
+        return bool(self.failed_tests) and all(
+            failed is not None and excused_failure(self.judged.get(failed[0]), failed[1])
+            for failed in self.failed_tests
+        )
 
     def publish(self, regressions: list[dict[str, Any]]) -> dict[str, Any]:
         """The session's report, after the plugins' hook: written, summarised, returned."""
@@ -189,8 +209,10 @@ class Controller:
             )
 
     def apply_exit_status(self, session: pytest.Session) -> None:
-        """The gate's effect on the exit status: only ever raised, never lowered, so that an
-        interrupted or failed session never turns into a success."""
+        """The gate's effect on the exit status: raised when the gate fails; lowered only from
+        "tests failed" to 0 when every fixture passes the gate and every failed test is a
+        trial of an optional case, so that an interrupted session, an ordinary failed test or
+        a failed required trial never turns into a success."""
         if self.unknown_cases and session.exitstatus in (
             pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED
         ):
@@ -198,6 +220,11 @@ class Controller:
         if (self.gate_failures and not self.settings.report_only
                 and session.exitstatus == pytest.ExitCode.OK):
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        elif (self.failures_excused and not self.gate_failures
+                and session.exitstatus == pytest.ExitCode.TESTS_FAILED):
+            session.exitstatus = pytest.ExitCode.OK
+        else:
+            self.failures_excused = False  # nothing was excused: no note in the summary
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not (self.session_report or self.gate_failures):
@@ -211,6 +238,9 @@ class Controller:
             write(f"report: {self.settings.report}")
         if self.settings.markdown:
             write(f"markdown summary: {self.settings.markdown}")
+        if self.failures_excused:
+            write(f"agentic-evals: {len(self.failed_tests)} failed trial(s) of optional case(s) "
+                  "shown above; optional cases do not fail the session", yellow=True)
         if self.gate_failures:
             verb = "would fail (report only)" if self.settings.report_only else "failed"
             write(f"agentic-evals: session {verb}, not READY:", red=True, bold=True)
