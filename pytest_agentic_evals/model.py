@@ -81,6 +81,10 @@ class Case:
     description: str = ""
     source: Mapping[str, Any] = field(default_factory=dict)
     """The case object as written in the fixture, from which its identity hashes are taken."""
+    skill_dir: Path = field(kw_only=True)
+    """The skill's directory (as ``Fixture.skill_dir``): files inside it are its own code."""
+    entrypoints: tuple[str, ...] = ()
+    """The fixture's ``entrypoints``: programs on PATH that are the skill's own code."""
 
     @property
     def pointer(self) -> str:

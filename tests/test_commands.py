@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import stat
 from pathlib import Path
 
@@ -15,6 +16,8 @@ from pytest_agentic_evals.shell import (
     CommandParseError,
     Sampling,
     SimpleCommand,
+    SkillCode,
+    declared_entrypoint_problem,
     fixture_stub_inputs,
     real_world_entrypoint,
     sampling,
@@ -524,6 +527,13 @@ def test_empty_after_unwrapping_is_trivial() -> None:
 # --------------------------------------------------------------------------------------------
 
 
+def reaches(
+    command: list[str], skill: Path, where: str = ".", entrypoints: tuple[str, ...] = ()
+) -> tuple[str | None, str]:
+    """The judgement of ``command`` run in ``skill/where``, for the skill at ``skill``."""
+    return real_world_entrypoint(command, skill / where, SkillCode(skill, entrypoints))
+
+
 @pytest.fixture
 def skill(tmp_path: Path) -> Path:
     """A skill folder: executable run.sh, a non-executable plain.sh, a python tool, fixtures."""
@@ -573,7 +583,7 @@ def skill(tmp_path: Path) -> Path:
     ],
 )
 def test_real_world_scripts(skill: Path, command: list[str], where: str, kind: str) -> None:
-    entrypoint, explanation = real_world_entrypoint(command, skill / where)
+    entrypoint, explanation = reaches(command, skill, where)
     assert entrypoint is not None, explanation
     assert kind in entrypoint or kind in explanation
 
@@ -613,7 +623,7 @@ def test_real_world_scripts(skill: Path, command: list[str], where: str, kind: s
     ],
 )
 def test_test_runners_are_real_world(skill: Path, command: list[str]) -> None:
-    entrypoint, explanation = real_world_entrypoint(command, skill)
+    entrypoint, explanation = reaches(command, skill)
     assert entrypoint is not None, explanation
     assert "test runner" in entrypoint
 
@@ -629,26 +639,210 @@ def test_test_runners_are_real_world(skill: Path, command: list[str]) -> None:
     ],
 )
 def test_live_urls_are_real_world(skill: Path, command: list[str]) -> None:
-    entrypoint, explanation = real_world_entrypoint(command, skill)
+    entrypoint, explanation = reaches(command, skill)
     assert entrypoint is not None, explanation
     assert "URL" in entrypoint or "program" in entrypoint
 
 
 def test_curl_without_http_url_is_not_real_world(skill: Path) -> None:
-    entrypoint, explanation = real_world_entrypoint(["curl", "file:///etc/hosts"], skill)
+    entrypoint, explanation = reaches(["curl", "file:///etc/hosts"], skill)
     assert entrypoint is None
     assert "no http" in explanation
 
 
-def test_programs_on_path_are_real_world(skill: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_programs_on_path_inside_the_skill_are_real_world(
+    skill: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     bin_dir = skill / "bin"
     make_script(bin_dir, "agentic-evals")
     make_script(bin_dir, "sort")
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
     for command in (["agentic-evals", "validate", "x.json"], ["sort", "x"]):
-        entrypoint, explanation = real_world_entrypoint(command, skill)
+        entrypoint, explanation = reaches(command, skill)
         assert entrypoint == f"program {command[0]}", explanation
-        assert str(bin_dir) in explanation
+        assert f"{bin_dir}/{command[0]}, inside the skill directory" in explanation
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["date"],
+        ["mktemp", "-d"],
+        ["cp", "a", "b"],
+        ["sort", "-n", "x"],
+        ["bash", "-c", "date"],
+        ["bash", "-lc", "mktemp -d && date"],
+        ["env", "FOO=1", "date"],
+        ["npx", "cowsay", "hi"],
+        ["uv", "run", "date"],
+        ["uvx", "project-tool-not-on-path"],
+    ],
+)
+def test_generic_programs_never_reach_the_skill(skill: Path, command: list[str]) -> None:
+    entrypoint, explanation = reaches(command, skill)
+    assert entrypoint is None
+    assert "not the skill's own code" in explanation or "not a program found on PATH" in \
+        explanation
+
+
+def test_the_rejection_of_a_generic_program_says_what_would_count(skill: Path) -> None:
+    entrypoint, explanation = reaches(["bash", "-c", "date"], skill)
+    assert entrypoint is None
+    assert explanation == (
+        f"date is a generic program found on PATH at {shutil.which('date')}, not the skill's "
+        'own code (a program the skill installs counts when the fixture lists it in '
+        '"entrypoints")'
+    )
+
+
+def test_a_declared_entrypoint_is_the_skills_own_code(skill: Path) -> None:
+    sort = shutil.which("sort")
+    assert sort is not None
+    for command, name in ((["sort", "-n", "x"], "sort"), ([sort, "-n", "x"], sort),
+                          (["bash", "-c", "sort x | uniq"], "sort")):
+        entrypoint, explanation = reaches(command, skill, entrypoints=("sort",))
+        assert entrypoint == f"entrypoint {name}", explanation
+        assert explanation.endswith(f"an entrypoint the fixture declares for the skill, "
+                                    f"found at {sort}")
+    # Declaring one program makes no other one count.
+    assert reaches(["date"], skill, entrypoints=("sort",))[0] is None
+
+
+@pytest.fixture
+def elsewhere(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder outside the skill, with an executable script, a tool and tests of its own."""
+    root = tmp_path_factory.mktemp("elsewhere")
+    make_script(root, "run.sh")
+    (root / "tool.py").write_text("print('tool')\n")
+    (root / "mypkg").mkdir()
+    (root / "mypkg" / "__main__.py").write_text("")
+    (root / "tests").mkdir()
+    return root
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "R=../run.sh; $R go",
+        "R=../run.sh; \"$R\" go",
+        "R=../run.sh; ${R} go",
+        "export R=../run.sh; bash -c '$R go'",
+        "R=../run.sh bash -c '$R go'",
+        "D=..; R=$D/run.sh; $R go",
+        "R=../run.sh\n$R go",
+        "S=../run.sh; bash $S go",
+        "T=../tool.py; python3 $T",
+        "cd ..; R=./run.sh; $R",
+        "D=..; cd $D && ./run.sh",
+    ],
+)
+def test_shell_variables_reach_the_skill(skill: Path, script: str) -> None:
+    entrypoint, explanation = reaches(["bash", "-c", script], skill, "fixtures")
+    assert entrypoint is not None, explanation
+
+
+def test_an_absolute_path_through_a_variable(skill: Path, elsewhere: Path) -> None:
+    inside = ["bash", "-c", f"R={skill}/run.sh; $R go"]
+    assert reaches(inside, skill, "fixtures")[0] == f"executable {skill}/run.sh"
+    entrypoint, explanation = reaches(["bash", "-c", f"R={elsewhere}/run.sh; $R go"], skill)
+    assert entrypoint is None
+    assert explanation == (f"{elsewhere}/run.sh is the executable file {elsewhere}/run.sh is "
+                           f"outside the skill directory {skill}: not the skill's own code")
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "R=../run.sh; echo '$R'",  # single quotes: no expansion
+        "R=../run.sh; \\$R go",  # escaped
+        "(R=../run.sh); $R go",  # assigned in a subshell, gone after it
+        "R=../run.sh; bash -c '$R go'",  # not exported: the inner shell does not see it
+        "R=$(pwd)/../run.sh; $R go",  # computed at run time: not guessed
+        "R='../run.sh extra'; $R",  # not one plain word
+        "R=../run.sh; unset R; $R go",
+        "R=../run.sh; read R; $R go",
+        "R=../run.sh; for R in ./x; do $R go; done",
+        "R=../run.sh; R=$X; $R go",
+    ],
+)
+def test_shell_variables_are_not_guessed(skill: Path, script: str) -> None:
+    entrypoint, explanation = reaches(["bash", "-c", script], skill, "fixtures")
+    assert entrypoint is None, explanation
+
+
+def test_variables_of_the_command_environment(skill: Path) -> None:
+    command = ["bash", "-c", "$R go"]
+    cwd = skill / "fixtures"
+    assert real_world_entrypoint(command, cwd, SkillCode(skill))[0] is None
+    entrypoint, _ = real_world_entrypoint(command, cwd, SkillCode(skill), {"R": "../run.sh"})
+    assert entrypoint == "executable ../run.sh"
+    # Without a shell nothing expands a variable: the runner passes "$R" as it is.
+    assert real_world_entrypoint(["$R"], cwd, SkillCode(skill), {"R": "../run.sh"})[0] is None
+
+
+@pytest.mark.parametrize(
+    ("command", "fragment"),
+    [
+        (["{elsewhere}/run.sh"], "is the executable file {elsewhere}/run.sh is outside"),
+        (["bash", "{elsewhere}/run.sh"], "bash runs the script file {elsewhere}/run.sh is "
+                                         "outside"),
+        (["python3", "{elsewhere}/tool.py"], "runs the script file {elsewhere}/tool.py"),
+        (["bash", "-c", "cd {elsewhere} && python3 -m mypkg"], "runs the module file "
+                                                              "{elsewhere}/mypkg/__main__.py"),
+        (["bash", "-c", "cd {elsewhere} && pytest"], "runs in {elsewhere}, outside the skill"),
+        (["pytest", "{elsewhere}/tests"], "is given {elsewhere}/tests, outside the skill"),
+        (["make", "-C", "{elsewhere}", "test"], "is given {elsewhere}, outside the skill"),
+        (["cargo", "test", "--manifest-path={elsewhere}/Cargo.toml"], "outside the skill"),
+        (["python3", "-m", "pytest", "--rootdir", "{elsewhere}"], "outside the skill"),
+        (["bash", "-c", "cd $D && pytest"], "runs in a directory only known at run time"),
+    ],
+)
+def test_code_outside_the_skill_is_not_the_skills(
+    skill: Path, elsewhere: Path, command: list[str], fragment: str
+) -> None:
+    command = [word.replace("{elsewhere}", str(elsewhere)) for word in command]
+    entrypoint, explanation = reaches(command, skill)
+    assert entrypoint is None
+    assert fragment.replace("{elsewhere}", str(elsewhere)) in explanation
+
+
+def test_a_symlink_out_of_the_skill_is_not_the_skills(skill: Path) -> None:
+    date = shutil.which("date")
+    assert date is not None
+    (skill / "now").symlink_to(date)
+    entrypoint, explanation = reaches(["./now"], skill)
+    assert entrypoint is None
+    assert f"is outside the skill directory {skill}" in explanation
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["pytest", "-c", "/dev/null"], ["pytest", "tests/", "-k", "a/b"],
+     ["python3", "-m", "pytest", "--basetemp={trial_dir}/tmp"], ["go", "test", "./..."]],
+)
+def test_test_runners_over_the_skill(skill: Path, command: list[str]) -> None:
+    entrypoint, explanation = reaches(command, skill)
+    assert entrypoint is not None and entrypoint.startswith("test runner"), explanation
+
+
+@pytest.mark.parametrize(
+    ("name", "fragment"),
+    [
+        ("bash", "is an interpreter"),
+        ("python3", "is an interpreter"),
+        ("echo", "shell builtin or a prefix"),
+        ("env", "shell builtin or a prefix"),
+        ("bin/tool", "is a path, not a program name"),
+        ("no-such-program-xyz", "is not a program found on PATH"),
+    ],
+)
+def test_what_cannot_be_declared_an_entrypoint(name: str, fragment: str) -> None:
+    reason = declared_entrypoint_problem(name)
+    assert reason is not None and fragment in reason
+
+
+def test_an_installed_program_can_be_declared_an_entrypoint() -> None:
+    assert declared_entrypoint_problem("sort") is None
 
 
 @pytest.mark.parametrize(
@@ -689,45 +883,45 @@ def test_programs_on_path_are_real_world(skill: Path, monkeypatch: pytest.Monkey
     ],
 )
 def test_not_real_world_explanations(skill: Path, command: list[str], fragment: str) -> None:
-    entrypoint, explanation = real_world_entrypoint(command, skill)
+    entrypoint, explanation = reaches(command, skill)
     assert entrypoint is None
     assert fragment in explanation
 
 
 def test_missing_script(skill: Path) -> None:
-    entrypoint, explanation = real_world_entrypoint(["./missing.sh"], skill)
+    entrypoint, explanation = reaches(["./missing.sh"], skill)
     assert entrypoint is None
     assert explanation == f"script ./missing.sh does not exist (looked in {skill})"
 
 
 def test_missing_script_for_an_interpreter(skill: Path) -> None:
-    entrypoint, explanation = real_world_entrypoint(["bash", "missing.sh"], skill)
+    entrypoint, explanation = reaches(["bash", "missing.sh"], skill)
     assert entrypoint is None
     assert explanation == f"script missing.sh does not exist (looked in {skill})"
 
 
 def test_script_that_exists_but_is_not_executable(skill: Path) -> None:
-    entrypoint, explanation = real_world_entrypoint(["./plain.sh"], skill)
+    entrypoint, explanation = reaches(["./plain.sh"], skill)
     assert entrypoint is None
     assert "exists but is not executable" in explanation
     assert str(skill) in explanation
 
 
 def test_script_that_exists_and_is_executable(skill: Path) -> None:
-    entrypoint, explanation = real_world_entrypoint(["./run.sh"], skill)
+    entrypoint, explanation = reaches(["./run.sh"], skill)
     assert entrypoint == "executable ./run.sh"
     assert str(skill / "run.sh") in explanation
 
 
 def test_relative_paths_resolve_against_cwd(skill: Path) -> None:
-    assert real_world_entrypoint(["./run.sh"], skill / "fixtures")[0] is None
-    assert real_world_entrypoint(["../run.sh"], skill / "fixtures")[0] is not None
-    assert real_world_entrypoint(["bash", "-c", "./run.sh"], skill / "fixtures")[0] is None
-    assert real_world_entrypoint(["bash", "-c", "../run.sh"], skill / "fixtures")[0] is not None
+    assert reaches(["./run.sh"], skill, "fixtures")[0] is None
+    assert reaches(["../run.sh"], skill, "fixtures")[0] is not None
+    assert reaches(["bash", "-c", "./run.sh"], skill, "fixtures")[0] is None
+    assert reaches(["bash", "-c", "../run.sh"], skill, "fixtures")[0] is not None
 
 
 def test_cd_inside_a_subshell_does_not_leak(skill: Path) -> None:
-    entrypoint, explanation = real_world_entrypoint(
+    entrypoint, explanation = reaches(
         ["bash", "-c", "(cd scripts) && ./go"], skill
     )
     assert entrypoint is None
@@ -735,7 +929,7 @@ def test_cd_inside_a_subshell_does_not_leak(skill: Path) -> None:
 
 
 def test_cd_to_a_computed_directory_is_not_guessed(skill: Path) -> None:
-    entrypoint, explanation = real_world_entrypoint(["bash", "-c", 'cd "$DIR" && ./go'], skill)
+    entrypoint, explanation = reaches(["bash", "-c", 'cd "$DIR" && ./go'], skill)
     assert entrypoint is None
     assert "only known at run time" in explanation
 
@@ -745,7 +939,7 @@ def test_cd_to_a_computed_directory_is_not_guessed(skill: Path) -> None:
 )
 def test_cd_to_a_directory_only_the_shell_knows_is_not_guessed(skill: Path, script: str) -> None:
     # The previous directory, home, the directory stack: none is known before the run.
-    entrypoint, explanation = real_world_entrypoint(["bash", "-c", script], skill)
+    entrypoint, explanation = reaches(["bash", "-c", script], skill)
     assert entrypoint is None
     assert "cannot tell whether script ./go exists" in explanation
 
@@ -753,38 +947,37 @@ def test_cd_to_a_directory_only_the_shell_knows_is_not_guessed(skill: Path, scri
 @pytest.mark.parametrize(("command", "label"), [
     (["uv", "run", "project-tool-not-on-path"], "uv run"),
     (["poetry", "run", "project-tool-not-on-path", "--check"], "poetry run"),
-    (["uvx", "project-tool-not-on-path"], "uvx"),
 ])
 def test_project_runners_provide_their_own_commands(
     skill: Path, command: list[str], label: str
 ) -> None:
-    entrypoint, explanation = real_world_entrypoint(command, skill)
+    entrypoint, explanation = reaches(command, skill)
     assert entrypoint == f"project command project-tool-not-on-path via {label}"
     assert explanation == f"{label} runs project-tool-not-on-path from the project's environment"
 
 
 def test_a_script_in_the_home_directory(skill: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(skill / "scripts"))
-    entrypoint, explanation = real_world_entrypoint(["bash", "~/go"], skill / "fixtures")
+    entrypoint, explanation = reaches(["bash", "~/go"], skill, "fixtures")
     assert entrypoint == "bash script ~/go"
     assert str(skill / "scripts" / "go") in explanation
 
 
 def test_a_path_too_long_for_the_file_system_does_not_exist(skill: Path) -> None:
     name = "./" + "a" * 5000
-    assert real_world_entrypoint([name], skill) == (
+    assert reaches([name], skill) == (
         None, f"script {name} does not exist (looked in {skill})"
     )
 
 
 def test_the_same_explanation_is_given_once(skill: Path) -> None:
-    assert real_world_entrypoint(["bash", "-c", "echo a; echo a"], skill) == (
+    assert reaches(["bash", "-c", "echo a; echo a"], skill) == (
         None, "echo a reaches no entrypoint: echo is a constant builtin"
     )
 
 
 def test_explanation_covers_every_simple_command(skill: Path) -> None:
-    entrypoint, explanation = real_world_entrypoint(
+    entrypoint, explanation = reaches(
         ["bash", "-c", "echo start; ./missing.sh"], skill
     )
     assert entrypoint is None
@@ -793,11 +986,11 @@ def test_explanation_covers_every_simple_command(skill: Path) -> None:
 
 
 def test_absolute_interpreter_path_without_script_is_not_real_world(skill: Path) -> None:
-    assert real_world_entrypoint(["/usr/bin/python3", "-c", "pass"], skill)[0] is None
+    assert reaches(["/usr/bin/python3", "-c", "pass"], skill)[0] is None
 
 
 def test_absolute_script_path(skill: Path) -> None:
-    entrypoint, _ = real_world_entrypoint([str(skill / "run.sh")], skill / "fixtures")
+    entrypoint, _ = reaches([str(skill / "run.sh")], skill, "fixtures")
     assert entrypoint is not None
 
 

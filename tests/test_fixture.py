@@ -224,6 +224,94 @@ def test_each_skill_rule_rejects_what_breaks_it(fixture_data: dict, skill: Skill
     assert "no real-world case" in pointers_of(skill.write(no_real_world))["/cases"]
 
 
+def test_optional_cases_never_keep_the_contract(fixture_data: dict, skill: Skill) -> None:
+    # The only negative case and the only real-world case are optional: a skill could fail
+    # them every trial and still be READY, so they are no evidence the contract can count.
+    for index in (0, 1):
+        fixture_data["cases"][index]["required"] = False
+    fixture_data["cases"].append({"name": "greets-bob", "type": "positive",
+                                  "command": ["bash", "../run.sh", "Bob"],
+                                  "expected": {"exit_code": 0}})
+    found = pointers_of(skill.write(fixture_data))
+    assert found["/cases"] == (
+        "no negative or adversarial case among the required cases: a fixture whose every "
+        "required case expects success cannot show that the skill ever says no "
+        "('refuses-empty-name' is \"required\": false, and an optional case never counts for "
+        "the contract) | no real-world case among the required cases: mark a required case "
+        "that runs the skill's own code with \"real_world\": true ('greets' is \"required\": "
+        "false, and an optional case never counts for the contract)"
+    )
+    # The same fixture with those cases required keeps the contract.
+    for index in (0, 1):
+        fixture_data["cases"][index]["required"] = True
+    assert isinstance(load_fixture(skill.write(fixture_data)), Fixture)
+
+
+@pytest.mark.parametrize("command", [["bash", "-c", "date"], ["mktemp", "-d"], ["date"],
+                                     ["cp", "../run.sh", "copy.sh"]])
+def test_a_generic_program_is_not_real_world(
+    command: list[str], fixture_data: dict, skill: Skill
+) -> None:
+    fixture_data["cases"][0]["command"] = command
+    found = pointers_of(skill.write(fixture_data))
+    assert found["/cases/0/command"].startswith("real_world case 'greets' is not real-world: ")
+    assert "is a generic program found on PATH" in found["/cases/0/command"]
+    assert "not the skill's own code" in found["/cases/0/command"]
+
+
+@pytest.mark.parametrize("script", ["R=../run.sh; $R Ada", "R={root}/run.sh; $R Ada"])
+def test_the_skills_entrypoint_through_a_variable_is_real_world(
+    script: str, fixture_data: dict, skill: Skill
+) -> None:
+    fixture_data["cases"][0]["command"] = ["bash", "-c", script.format(root=skill.root)]
+    assert isinstance(load_fixture(skill.write(fixture_data)), Fixture)
+
+
+def test_declared_entrypoints_are_the_skills_own_code(fixture_data: dict, skill: Skill) -> None:
+    fixture_data["cases"][0]["command"] = ["sort", "--version"]
+    assert "generic program" in pointers_of(skill.write(fixture_data))["/cases/0/command"]
+    fixture_data["entrypoints"] = ["sort"]
+    fixture = load_fixture(skill.write(fixture_data))
+    assert fixture.cases[0].entrypoints == ("sort",)
+
+
+def test_a_declared_entrypoint_must_exist_and_be_a_program(
+    fixture_data: dict, skill: Skill
+) -> None:
+    fixture_data["entrypoints"] = ["sort", "no-such-program-xyz", "bash", "bin/tool", "sort"]
+    found = pointers_of(skill.write(fixture_data))
+    assert found["/entrypoints/1"] == ("entrypoint 'no-such-program-xyz' is not a program "
+                                       "found on PATH: install the skill's entrypoint first")
+    assert "'bash' is an interpreter" in found["/entrypoints/2"]
+    assert "'bin/tool' is a path, not a program name" in found["/entrypoints/3"]
+    assert "non-unique" in found["/entrypoints"] or "unique" in found["/entrypoints"]
+    assert "/entrypoints/0" not in found
+
+
+@pytest.mark.parametrize(
+    ("name", "fragment"),
+    [
+        ("a::b", "contains '::', which separates the parts of a pytest node id"),
+        ("ok::", "contains '::'"),
+        ("x[1]", "contains '[' or ']'"),
+        ("x]", "contains '[' or ']'"),
+        ("ends-with-newline\n", "cannot be used in a test id"),
+        ("has space", "cannot be used in a test id"),
+    ],
+)
+def test_names_that_break_a_node_id_are_refused(
+    name: str, fragment: str, fixture_data: dict, skill: Skill
+) -> None:
+    fixture_data["cases"][1]["name"] = name
+    found = pointers_of(skill.write(fixture_data))
+    assert fragment in found["/cases/1/name"]
+
+
+def test_single_colons_stay_usable_in_names(fixture_data: dict, skill: Skill) -> None:
+    fixture_data["cases"][1]["name"] = "refuses:empty-name:"
+    assert load_fixture(skill.write(fixture_data)).cases[1].name == "refuses:empty-name:"
+
+
 def test_runner_selftest_and_scaffold_are_exempt_but_never_for_compliance(
     skill: Skill,
 ) -> None:

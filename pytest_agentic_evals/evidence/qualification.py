@@ -12,14 +12,9 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from pytest_agentic_evals.loading.contract import copied_stubs
+from pytest_agentic_evals.loading.contract import copied_stubs, own_code_reached
 from pytest_agentic_evals.model import LIVE_CLASSES, Case, artifact_assertions
-from pytest_agentic_evals.shell import (
-    CommandParseError,
-    fixture_stub_inputs,
-    real_world_entrypoint,
-    simple_commands,
-)
+from pytest_agentic_evals.shell import CommandParseError, fixture_stub_inputs, simple_commands
 
 # Files a browser/provider ``$ask`` handler writes when it really ran against the provider; a
 # compile or pre-flight step writes none of them, so reading one back is what tells them apart.
@@ -35,7 +30,7 @@ PROVIDER_RUN_ARTIFACTS = frozenset({
 
 # Expectation keys that can reject a wrong output.  ``exit_code`` is judged apart (only a
 # non-zero one can catch a leak); ``must_exercise`` is checked at load and
-# ``blocked_when_stdout_contains`` can only turn a failure into BLOCKED, so neither counts.
+# ``blocked_when_stdout_contains`` can only make a trial BLOCKED, never PASS, so neither counts.
 _CAPABLE_KEYS = (
     "artifacts",
     "stdout_contains",
@@ -240,7 +235,7 @@ def qualify(case: Case) -> Qualification:
         reasons.append(f"its command cannot be analysed, so it reaches no entrypoint anyone "
                        f"can vouch for: {exc}")
     else:
-        entrypoint, explanation = real_world_entrypoint(case.judged_command, case.cwd)
+        entrypoint, explanation = own_code_reached(case)
         if stubs:
             reasons.append(f"it feeds itself fixture/stub/mocked inputs ({', '.join(stubs)}) "
                            "as the boundary authority; write real inputs with the case's "

@@ -11,6 +11,7 @@ from pytest_agentic_evals.model import SKILL_MINIMUM_TRIALS, Case, Fixture
 from pytest_agentic_evals.problems import Problem
 from pytest_agentic_evals.shell import (
     CommandParseError,
+    SkillCode,
     fixture_stub_inputs,
     real_world_entrypoint,
     sampling,
@@ -50,15 +51,20 @@ def _skill_violations(fixture: Fixture, shown: str) -> list[Problem]:
                                 f"needs trials >= {SKILL_MINIMUM_TRIALS} (one trial is not "
                                 "evidence)"))
 
-    if not any(case.type in FAILURE_SEEKING_TYPES for case in fixture.cases):
-        problems.append(Problem(shown, "/cases", "no negative or adversarial case: a fixture "
-                                "whose every case expects success cannot show that the skill "
-                                "ever says no"))
+    # Rules 2 and 3 count required cases only: an optional case's failure never lowers
+    # readiness, so a negative or real-world case that may fail unnoticed is no evidence.
+    failure_seeking = [case for case in fixture.cases if case.type in FAILURE_SEEKING_TYPES]
+    if not any(case.required for case in failure_seeking):
+        problems.append(Problem(shown, "/cases", "no negative or adversarial case among the "
+                                "required cases: a fixture whose every required case expects "
+                                "success cannot show that the skill ever says no"
+                                + _optional_note(failure_seeking)))
 
     real_world = [case for case in fixture.cases if case.real_world]
-    if not real_world:
-        problems.append(Problem(shown, "/cases", 'no real-world case: mark a case that runs the '
-                                'skill\'s real entrypoint with "real_world": true'))
+    if not any(case.required for case in real_world):
+        problems.append(Problem(shown, "/cases", "no real-world case among the required cases: "
+                                "mark a required case that runs the skill's own code with "
+                                '"real_world": true' + _optional_note(real_world)))
     # Every case that calls itself real-world must be: a mislabelled one misleads a reader of
     # the fixture even when another case carries the real-world duty.
     for case in real_world:
@@ -89,11 +95,28 @@ def copied_stubs(case: Case) -> list[str]:
             for path in fixture_stub_inputs(("cp", *case.copied_inputs))]
 
 
+def _optional_note(cases: list[Case]) -> str:
+    optional = [case.name for case in cases if not case.required]
+    if not optional:
+        return ""
+    return (f" ({', '.join(map(repr, optional))} {'is' if len(optional) == 1 else 'are'} "
+            '"required": false, and an optional case never counts for the contract)')
+
+
+def own_code_reached(case: Case) -> tuple[str | None, str]:
+    """Whether the case's command reaches the skill's own code, and why (or why not): the
+    judgement of rule 3, which live qualification shares.  Raises CommandParseError."""
+    environment = {**case.env, "AGENTIC_EVALS_FIXTURE_DIR": str(case.fixture_dir)}
+    return real_world_entrypoint(
+        case.judged_command, case.cwd, SkillCode(case.skill_dir, case.entrypoints), environment
+    )
+
+
 def _real_world_judgement(case: Case) -> str | None:
     """None when the case reaches a live path; otherwise why it does not."""
     command = case.judged_command
     try:
-        entrypoint, explanation = real_world_entrypoint(command, case.cwd)
+        entrypoint, explanation = own_code_reached(case)
         stubs = fixture_stub_inputs(command) + copied_stubs(case)
     except CommandParseError as exc:
         return f"its command cannot be parsed: {exc}"

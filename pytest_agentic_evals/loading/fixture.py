@@ -34,6 +34,7 @@ from pytest_agentic_evals.problems import (
 )
 from pytest_agentic_evals.schemas import schema_text
 from pytest_agentic_evals.schemas.compiled import Check, compile_check
+from pytest_agentic_evals.shell import declared_entrypoint_problem
 
 
 class FixtureError(InputError):
@@ -127,6 +128,7 @@ def build_fixture(
         problems += case_problems
         cases.append(case)
     problems += _duplicate_names(data["cases"], shown)
+    problems += _entrypoint_problems(data.get("entrypoints"), shown)
     # Fixture-level artifacts are checked with every case: say each problem once.
     problems = list(dict.fromkeys(problems))
 
@@ -157,6 +159,9 @@ def _valid_defaults(data: dict[str, Any]) -> dict[str, Any]:
     timeout = data.get("timeout_seconds")
     if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0:
         defaults["timeout_seconds"] = timeout
+    entrypoints = data.get("entrypoints")
+    if isinstance(entrypoints, list):
+        defaults["entrypoints"] = tuple(e for e in entrypoints if isinstance(e, str) and e)
     return defaults
 
 
@@ -188,8 +193,7 @@ def _explain(error: ValidationError) -> list[tuple[str, str]]:
     parts = list(error.absolute_path)
     pointer = pointer_for(*parts)
     if error.validator == "pattern" and parts and parts[-1] == "name":
-        return [(pointer, f"{shown_value(error.instance)} cannot be used in a test id: use "
-                          "letters, digits and _ . : + - only, starting with a letter or digit")]
+        return [(pointer, _name_problem(error.instance))]
     if error.validator == "pattern" and parts and parts[-1] == "json_pointer":
         return [(pointer, f"{shown_value(error.instance)} is not an RFC 6901 JSON pointer "
                           "(it starts with '/' and escapes '~' as ~0, '/' as ~1)")]
@@ -197,6 +201,35 @@ def _explain(error: ValidationError) -> list[tuple[str, str]]:
         return [(pointer, f"{shown_value(error.instance)} is not a host name: use letters, "
                           "digits, hyphens and dots, optionally after '*.', or an IP address")]
     return explain_schema_error(error)
+
+
+def _entrypoint_problems(entrypoints: Any, shown: str) -> list[Problem]:
+    """Each declared entrypoint must be a program of the skill on PATH, found at load (a
+    value of the wrong type is the schema's to report)."""
+    problems = []
+    for index, name in enumerate(entrypoints if isinstance(entrypoints, list) else ()):
+        if not isinstance(name, str) or not name:
+            continue
+        reason = declared_entrypoint_problem(name)
+        if reason is not None:
+            problems.append(Problem(shown, pointer_for("entrypoints", index),
+                                    f"entrypoint {reason}"))
+    return problems
+
+
+def _name_problem(name: Any) -> str:
+    """Why a case name cannot be used: it becomes the node id <fixture>::<name>[trial-N],
+    which pytest splits at '::' and '[', and the report is keyed by the parts."""
+    shown = shown_value(name)
+    if isinstance(name, str) and "::" in name:
+        return (f"{shown} contains '::', which separates the parts of a pytest node id "
+                "(<fixture>::<name>[trial-N]): its trials would run under another name and be "
+                "lost from the report; use a single ':' or '-'")
+    if isinstance(name, str) and ("[" in name or "]" in name):
+        return (f"{shown} contains '[' or ']', which pytest reads as the parameters of a node "
+                "id (<fixture>::<name>[trial-N]); use letters, digits and _ . : + - only")
+    return (f"{shown} cannot be used in a test id: use letters, digits and _ . : + - only "
+            "(never '::'), starting with a letter or digit")
 
 
 def _duplicate_names(cases: list[Any], shown: str) -> list[Problem]:
@@ -297,6 +330,8 @@ def _build_case(
         input_artifacts=tuple(artifact for _, artifact in inputs),
         description=case.get("description", ""),
         source=case,
+        skill_dir=skill_dir,
+        entrypoints=defaults.get("entrypoints", ()),
     )
     return built, problems
 

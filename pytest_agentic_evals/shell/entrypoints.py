@@ -1,9 +1,12 @@
 """Real-world entrypoints: whether a command reaches the skill's own code.
 
-Each simple command is judged on its own, with the directory it runs in: an executable path
-that exists, an interpreter given an existing script file or module, a test runner, a fetch
-of a live URL, or another program found on PATH reaches an entrypoint; a constant builtin, an
-interpreter running inline code or stdin, or a name that exists nowhere does not.
+Each simple command is judged on its own, with the directory it runs in.  It reaches the
+skill's own code when it runs an executable file or a script inside the skill's directory
+(an interpreter given a script or module there), a program the fixture declares among the
+skill's installed ``entrypoints``, a test runner run over the skill's directory, or a fetch
+of a live URL.  A constant builtin, an interpreter running inline code or stdin, a name that
+exists nowhere, and a generic program found on PATH (``date``, ``mktemp``, ``cp``) do not:
+the rule is that the command must exercise the skill, not merely run something.
 """
 
 from __future__ import annotations
@@ -11,7 +14,8 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
@@ -33,6 +37,47 @@ from pytest_agentic_evals.shell.programs import (
     interpreter_target,
 )
 from pytest_agentic_evals.shell.walker import Found, skip_options, walk
+
+
+@dataclass(frozen=True)
+class SkillCode:
+    """What counts as the skill's own code: the files inside its directory, and the programs
+    on PATH the fixture declares as the skill's installed entrypoints."""
+
+    directory: Path
+    entrypoints: tuple[str, ...] = ()
+
+    def holds(self, path: Path) -> bool:
+        """Whether ``path`` is inside the skill's directory, symlinks followed."""
+        try:
+            real = Path(os.path.realpath(path))
+            root = Path(os.path.realpath(self.directory))
+        except (OSError, ValueError):
+            return False
+        return real == root or root in real.parents
+
+    def declared(self, name: str) -> str | None:
+        """Where a declared entrypoint named ``name`` (or at the path ``name``) is found."""
+        for entry in self.entrypoints:
+            location = _which(entry)
+            if location is None:
+                continue
+            if name == entry or (
+                os.path.isabs(name) and os.path.realpath(name) == os.path.realpath(location)
+            ):
+                return location
+        return None
+
+
+def _which(name: str) -> str | None:
+    try:
+        return shutil.which(name) if name else None
+    except (OSError, ValueError):
+        return None
+
+
+# Paths a test runner is commonly given that say nothing about which tests run.
+_NEUTRAL_PATHS = frozenset({"/dev/null"})
 
 
 class _Verdict(NamedTuple):
@@ -61,8 +106,17 @@ def _executable(path: Path) -> bool:
 class _Judge:
     """Decides whether one simple command reaches a real entrypoint of the skill."""
 
-    def __init__(self, cwd: Path) -> None:
+    def __init__(self, cwd: Path, skill: SkillCode) -> None:
         self.cwd = cwd
+        self.skill = skill
+
+    def _outside(self, what: str, path: Path) -> _Verdict:
+        real = os.path.realpath(path)
+        return _Verdict(
+            None,
+            f"{what} {real} is outside the skill directory {self.skill.directory}: not the "
+            "skill's own code",
+        )
 
     def _base_dir(self, workdir: str | None) -> Path | None:
         if workdir is None:
@@ -81,8 +135,21 @@ class _Judge:
         return base / word, str(base)
 
     def judge(self, found: Found) -> _Verdict:
+        verdict = self._judge(found)
+        if verdict.entrypoint is not None and verdict.entrypoint.startswith("test runner"):
+            outside = self._outside_the_skill(found.command.argv, found.workdir)
+            if outside is not None:
+                return _Verdict(None, f"{render(found.command.argv)} {outside}: a test runner "
+                                "counts only when it runs over the skill's directory")
+        return verdict
+
+    def _judge(self, found: Found) -> _Verdict:
         argv = found.command.argv
         name = argv[0]
+        location = self.skill.declared(name)
+        if location is not None:
+            return _Verdict(f"entrypoint {name}", f"{name} is an entrypoint the fixture "
+                            f"declares for the skill, found at {location}")
         base = basename(name)
         family = interpreter_family(base)
         known = (
@@ -140,6 +207,8 @@ class _Judge:
         if path is None:
             return _Verdict(None, f"cannot tell whether script {name} exists: it is in {where}")
         if _executable(path):
+            if not self.skill.holds(path):
+                return self._outside(f"{name} is the executable file", path)
             return _Verdict(
                 f"executable {name}", f"{name} is the executable file {os.path.normpath(path)}"
             )
@@ -162,6 +231,8 @@ class _Judge:
         if _exists(path, "file") or (
             family == "python" and _exists(path / "__main__.py", "file")
         ):
+            if not self.skill.holds(path):
+                return self._outside(f"{runner} runs the script file", path)
             return _Verdict(
                 f"{runner} script {script}",
                 f"{runner} runs the script file {os.path.normpath(path)}",
@@ -202,6 +273,8 @@ class _Judge:
                     root.joinpath(*parts, "__init__.py"),
                 ):
                     if _exists(candidate, "file"):
+                        if not self.skill.holds(candidate):
+                            return self._outside(f"{base} runs the module file", candidate)
                         return _Verdict(
                             f"{base} module {module}", f"{base} runs the module file {candidate}"
                         )
@@ -285,22 +358,51 @@ class _Judge:
         if inner.entrypoint is not None:
             return inner
         tool = rest[0]
-        if "/" not in tool and interpreter_family(tool) is None and tool not in CONSTANT:
-            # Not on PATH here, but the project environment provides it when it runs.
+        directory = self._base_dir(workdir)
+        if (base != "uvx" and "/" not in tool and _which(tool) is None
+                and interpreter_family(tool) is None and tool not in CONSTANT
+                and directory is not None and self.skill.holds(directory)):
+            # Not on PATH here, but the skill's project environment provides it when it runs.
+            # (uvx is not such a runner: it fetches a tool from a package index.)
             return _Verdict(
                 f"project command {tool} via {label}",
                 f"{label} runs {tool} from the project's environment",
             )
         return inner
 
+    def _outside_the_skill(self, argv: Sequence[str], workdir: str | None) -> str | None:
+        """Why a test runner does not run over the skill's directory; None when it does."""
+        directory = self._base_dir(workdir)
+        if directory is None:
+            return "runs in a directory only known at run time"
+        if not self.skill.holds(directory):
+            return f"runs in {os.path.realpath(directory)}, outside the skill directory"
+        for word in argv[1:]:
+            # Operands and option values that are paths say which tests run: all must be
+            # the skill's ("pytest /elsewhere/tests", "make -C /elsewhere test" are not).
+            value = word.partition("=")[2] if word.startswith("-") else word
+            if value in _NEUTRAL_PATHS or not (
+                value.startswith(("/", "~")) or "/" in value or value == ".."
+            ):
+                continue
+            path, _ = self._locate(value, workdir)
+            if path is not None and not self.skill.holds(path):
+                return f"is given {value}, outside the skill directory"
+        return None
+
     def _on_path(self, argv: tuple[str, ...], workdir: str | None) -> _Verdict:
         name = argv[0]
-        try:
-            location = shutil.which(name) if name else None
-        except (OSError, ValueError):
-            location = None
+        location = _which(name)
+        if location is not None and self.skill.holds(Path(location)):
+            return _Verdict(f"program {name}", f"{name} is a program found on PATH at "
+                            f"{location}, inside the skill directory")
         if location is not None:
-            return _Verdict(f"program {name}", f"{name} is a program found on PATH at {location}")
+            return _Verdict(
+                None,
+                f"{name} is a generic program found on PATH at {location}, not the skill's "
+                "own code (a program the skill installs counts when the fixture lists it in "
+                '"entrypoints")',
+            )
         hint = ""
         path, _ = self._locate(name, workdir) if name else (None, "")
         if path is not None and _exists(path, "file"):
@@ -308,23 +410,48 @@ class _Judge:
         return _Verdict(None, f"{name or repr(name)} is not a program found on PATH{hint}")
 
 
-def real_world_entrypoint(argv: Sequence[str], cwd: Path) -> tuple[str | None, str]:
-    """Whether the command reaches a real entrypoint of the skill, and the explanation.
+def declared_entrypoint_problem(name: str) -> str | None:
+    """Why ``name`` cannot be declared as one of the skill's installed entrypoints; None when
+    it can: a program found on PATH that does not merely run other code."""
+    base = basename(name)
+    if "/" in name:
+        return (f"{name!r} is a path, not a program name: a file inside the skill's directory "
+                "is its own code without being declared, and one outside it never is")
+    if base in CONSTANT or base in PREFIXES:
+        return f"{name!r} is a shell builtin or a prefix that runs another command, not a skill"
+    if interpreter_family(base) is not None:
+        return (f"{name!r} is an interpreter, which runs whatever it is given: name the "
+                "skill's script in the command instead")
+    if _which(name) is None:
+        return f"{name!r} is not a program found on PATH: install the skill's entrypoint first"
+    return None
+
+
+def real_world_entrypoint(
+    argv: Sequence[str],
+    cwd: Path,
+    skill: SkillCode,
+    environment: Mapping[str, str] | None = None,
+) -> tuple[str | None, str]:
+    """Whether the command reaches the skill's own code, and the explanation.
 
     Returns ``(description, explanation)``; the description is None when no simple command
-    reaches one, and the explanation then says why for each (it is shown to users).  Real:
-    an existing executable path (``./run.sh``, ``scripts/go``); an interpreter given an
-    existing script file (``bash run.sh``, ``python3 tool.py``, ``uv run x.py``); a test runner
-    (``pytest``, ``python -m pytest``, ``npm test``, ``go test``, ``make check``, ``bats``...);
-    ``curl``/``wget``/``http`` on an ``http(s)://`` URL; or any other program found on PATH
-    that is neither a constant builtin nor an interpreter without a script.  Relative paths
-    resolve against ``cwd``, following ``cd`` inside shell scripts and ``env -C``.
+    reaches it, and the explanation then says why for each (it is shown to users).  Real: an
+    executable file inside the skill's directory (``./run.sh``, ``scripts/go``, an absolute
+    path there, also through a shell variable: ``R=../run.sh; $R go``); an interpreter given
+    a script or module inside it (``bash run.sh``, ``python3 tool.py``, ``uv run x.py``); a
+    program listed in ``skill.entrypoints``; a test runner (``pytest``, ``python -m pytest``,
+    ``npm test``, ``go test``, ``make check``, ``bats``...) run in the skill's directory and
+    given no path outside it; ``curl``/``wget``/``http`` on an ``http(s)://`` URL.  Never a
+    generic program found on PATH.  Relative paths resolve against ``cwd``, following ``cd``
+    inside shell scripts and ``env -C``; ``environment`` holds the variables the command is
+    given, which its shell scripts may name.
     """
     base = Path(os.path.abspath(cwd))
-    walker = walk(argv)
+    walker = walk(argv, environment)
     if not walker.found:
         return None, "the command runs nothing (only assignments, comments or redirections)"
-    judge = _Judge(base)
+    judge = _Judge(base, skill)
     reasons: list[str] = []
     for found in walker.found:
         verdict = judge.judge(found)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
 from pytest_agentic_evals.shell.command import CommandParseError
@@ -23,6 +23,13 @@ _OPERATORS = (
 # Marks a placeholder for text the pre-pass took out of the script before shlex saw it.  NUL
 # cannot occur in a real argv (execve cannot pass it), so it never collides with user text.
 _PLACEHOLDER = re.compile("\x00(\\d+)\x00")
+# A reference to a shell variable that the shell would expand (``$NAME`` or ``${NAME}``, not
+# in single quotes, not escaped) is kept in its word between two NULs, so that the walker can
+# put in a value the script assigned, and restore the reference text otherwise.  NUL cannot
+# come from a fixture (argv cannot hold it), so no text can pass itself off as a reference.
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_BRACED_NAME = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}")
+_REFERENCE = re.compile("\x00\\$(?:\\{([A-Za-z_][A-Za-z0-9_]*)\\}|([A-Za-z_][A-Za-z0-9_]*))\x00")
 
 
 class _Piece(NamedTuple):
@@ -220,10 +227,15 @@ class _PrePass:
             return end + 1
         if src.startswith("${", i):
             end = _find_close(src, i + 2, 1, "${...} expansion", "{}")
-            self._piece(src[i : end + 1])
+            text = src[i : end + 1]
+            self._piece(f"\x00{text}\x00" if _BRACED_NAME.fullmatch(text) else text)
             return end + 1
         if not quoted and src.startswith("$'", i):
             return self._ansi_c(i)
+        name = _NAME.match(src, i + 1)
+        if name is not None:
+            self._piece(f"\x00${name.group(0)}\x00")
+            return name.end()
         self._emit("$")
         return i + 1
 
@@ -348,3 +360,17 @@ def tokenize(script: str) -> list[Token]:
     except ValueError as exc:  # shlex reports unbalanced quoting this way
         raise CommandParseError(f"cannot split shell script {_short(script)}: {exc}") from exc
     return tokens
+
+
+def expand_references(word: str, variables: Mapping[str, str]) -> str:
+    """A word of :func:`tokenize` with its variable references replaced: by the value in
+    ``variables`` when the name is there, else by the reference's own text (``$NAME``)."""
+    if "\x00" not in word:
+        return word
+
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1) or match.group(2)
+        known = variables.get(name)
+        return known if known is not None else match.group(0)[1:-1]
+
+    return _REFERENCE.sub(value, word)

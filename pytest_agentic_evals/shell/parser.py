@@ -34,9 +34,16 @@ class RawCommand:
         return bool(self.words or self.scripts or self.inputs)
 
 
+@dataclass(frozen=True)
+class Rebound:
+    """A variable given a value only known at run time (``for NAME in ...``)."""
+
+    name: str
+
+
 PUSH = "push"  # a subshell opens: a cd inside it does not leak out
 POP = "pop"
-Event = RawCommand | str
+Event = RawCommand | Rebound | str
 
 
 class Parser:
@@ -85,6 +92,9 @@ class Parser:
                 self.stack.append("case-pattern")
                 return
             if w in ("for", "select"):
+                nxt = self._next()
+                if nxt is not None and nxt.op is None:
+                    self.events.append(Rebound(nxt.word))
                 self._skip_header(end_word="do", at_separator=True)
                 return
             if w == "function":

@@ -10,9 +10,10 @@ arguments), the scripts it parsed, and the directory each command runs in.
 from __future__ import annotations
 
 import os
+import re
 import shlex
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from pytest_agentic_evals.shell.command import (
@@ -22,8 +23,15 @@ from pytest_agentic_evals.shell.command import (
     SimpleCommand,
     basename,
 )
-from pytest_agentic_evals.shell.lexer import tokenize
-from pytest_agentic_evals.shell.parser import ASSIGNMENT, POP, PUSH, Parser, RawCommand
+from pytest_agentic_evals.shell.lexer import expand_references, tokenize
+from pytest_agentic_evals.shell.parser import (
+    ASSIGNMENT,
+    POP,
+    PUSH,
+    Parser,
+    RawCommand,
+    Rebound,
+)
 from pytest_agentic_evals.shell.programs import SHELLS
 
 # Deep nesting only comes from generated or hostile input; a cap keeps recursion bounded.
@@ -93,6 +101,7 @@ def _shell_script(words: Sequence[str]) -> tuple[str | None, list[str]]:
 class _Unwrapped(NamedTuple):
     chdirs: list[str | None]  # env -C directories, applied in order (None: unknowable)
     values: list[str]  # values of VAR=value words given to env/sudo
+    assigned: dict[str, str]  # the same VAR=value words, by name: the wrapped command's env
 
 
 def _unwrap_env(words: list[str], out: _Unwrapped) -> list[str] | None:
@@ -103,7 +112,9 @@ def _unwrap_env(words: list[str], out: _Unwrapped) -> list[str] | None:
             i += 1
             break
         if ASSIGNMENT.match(w):
-            out.values.append(w.partition("=")[2])
+            name, _, value = w.partition("=")
+            out.values.append(value)
+            out.assigned[name] = value
             i += 1
             continue
         split_string: str | None = None
@@ -186,14 +197,54 @@ def _unwrap_prefix(words: list[str], out: _Unwrapped) -> list[str] | None:
     return words[i:] if i < len(words) else None
 
 
+# A value a variable can stand for in the judgement: one word, nothing the shell would expand
+# further (a path such as ../run.sh).  Anything else leaves the variable unknown.
+_PLAIN_VALUE = re.compile(r"[^\s$`*?\[\]~\\\x00][^\s$`*?\[\]\\\x00]*")
+# Builtins whose operands may be assignments: ``export R=../run.sh``.
+_DECLARING = frozenset({"export", "readonly", "declare", "typeset", "local"})
+# Builtins that unset their operands or give them a value read at run time.
+_REBINDING = frozenset({"unset", "read", "readarray", "mapfile", "getopts"})
+
+
 @dataclass
 class _Scope:
-    """The working directory commands run in, relative to ``cwd`` (None: unknowable)."""
+    """What the shell knows where a command runs: the working directory, relative to ``cwd``
+    (None: unknowable), and the variables whose value is known, with those exported."""
 
     workdir: str | None = "."
+    variables: dict[str, str] = field(default_factory=dict)
+    exported: set[str] = field(default_factory=set)
 
     def copy(self) -> _Scope:
-        return _Scope(self.workdir)
+        return _Scope(self.workdir, dict(self.variables), set(self.exported))
+
+    def environment(self, workdir: str | None, extra: Mapping[str, str]) -> _Scope:
+        """The scope of a shell started from this one: it sees the exported variables and
+        those assigned for it alone (``R=x bash -c ...``, ``env R=x bash -c ...``)."""
+        scope = _Scope(workdir)
+        scope.assign((f"{name}={self.variables[name]}" for name in self.exported
+                      if name in self.variables), export=True)
+        scope.assign((f"{name}={value}" for name, value in extra.items()), export=True)
+        return scope
+
+    def assign(self, words: Iterable[str], export: bool = False) -> None:
+        for word in words:
+            match = _PLAIN_ASSIGNMENT.match(word)
+            if match is None:
+                if export and _NAME.fullmatch(word):
+                    self.exported.add(word)  # export R: the value assigned earlier goes along
+                continue
+            name, value = match.group(1), word[match.end() :]
+            if _PLAIN_VALUE.fullmatch(value):
+                self.variables[name] = value
+            else:  # computed at run time ($(pwd)/run.sh, $OTHER, *.sh): not guessed
+                self.variables.pop(name, None)
+            if export:
+                self.exported.add(name)
+
+
+_PLAIN_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _join_dir(workdir: str | None, target: str | None) -> str | None:
@@ -254,9 +305,12 @@ class Walker:
         depth: int,
         scope: _Scope,
         inputs: Sequence[str] = (),
+        assignments: Mapping[str, str] | None = None,
     ) -> None:
+        """One command of ``words``; ``assignments`` are the ``VAR=value`` words before it,
+        which a shell it starts sees as its environment."""
         self._spend(depth)
-        unwrapped = _Unwrapped([], [])
+        unwrapped = _Unwrapped([], [], dict(assignments or {}))
         current: list[str] | None = words
         while current:
             self._spend(depth)
@@ -278,7 +332,7 @@ class Walker:
                 # The script's $0, $1... are data handed to it, like an input file.
                 self.extra_inputs.extend(positional)
                 self.extra_inputs.extend(inputs)
-                self.script(script, depth + 1, _Scope(workdir))
+                self.script(script, depth + 1, scope.environment(workdir, unwrapped.assigned))
                 return
         if base == "eval" and origin == ORIGIN_SCRIPT:
             self.extra_inputs.extend(inputs)
@@ -306,24 +360,45 @@ class Walker:
             elif event == POP:
                 if saved:
                     scope = saved.pop()
+            elif isinstance(event, Rebound):
+                scope.variables.pop(event.name, None)
             elif isinstance(event, RawCommand):
                 for inner in event.scripts:  # substitutions run first, in a subshell
                     self.script(inner, depth + 1, scope.copy())
-                words = list(event.words)
-                while words and ASSIGNMENT.match(words[0]):
-                    self.extra_inputs.append(words.pop(0).partition("=")[2])
-                if words and words[0] in parser.functions:
-                    # Calling a function of the script: its body's commands are already
-                    # collected where it was defined, the name itself runs nothing more.
-                    self.extra_inputs.extend(words[1:])
-                    self.extra_inputs.extend(event.inputs)
-                elif words:
-                    self.command(words, ORIGIN_SCRIPT, depth, scope, event.inputs)
-                else:
-                    self.extra_inputs.extend(event.inputs)
+                self.raw_command(event, parser.functions, depth, scope)
+
+    def raw_command(
+        self, event: RawCommand, functions: set[str], depth: int, scope: _Scope
+    ) -> None:
+        """A command of a script, its variable references replaced by the values known."""
+        words = [expand_references(word, scope.variables) for word in event.words]
+        inputs = [expand_references(word, scope.variables) for word in event.inputs]
+        assigned: dict[str, str] = {}
+        while words and ASSIGNMENT.match(words[0]):
+            name, _, value = words.pop(0).partition("=")
+            assigned[name] = value
+            self.extra_inputs.append(value)
+        if not words:
+            scope.assign(f"{name}={value}" for name, value in assigned.items())
+            self.extra_inputs.extend(inputs)
+        elif words[0] in functions:
+            # Calling a function of the script: its body's commands are already collected
+            # where it was defined, the name itself runs nothing more.
+            self.extra_inputs.extend(words[1:])
+            self.extra_inputs.extend(inputs)
+        else:
+            operands = [word for word in words[1:] if not word.startswith(("-", "+"))]
+            if words[0] in _DECLARING:
+                scope.assign(operands, export=words[0] == "export")
+            elif words[0] in _REBINDING:
+                for name in operands:  # unset R, read R: no value known any more
+                    scope.variables.pop(name, None)
+            self.command(words, ORIGIN_SCRIPT, depth, scope, inputs, assigned)
 
 
-def walk(argv: Sequence[str]) -> Walker:
+def walk(argv: Sequence[str], environment: Mapping[str, str] | None = None) -> Walker:
+    """The walk over ``argv``; a shell it starts sees ``environment`` (the variables the
+    command is given, whose plain values stand in for their references in its scripts)."""
     if isinstance(argv, str):
         raise CommandParseError("a command must be an argv list of strings, not one string")
     words = list(argv)
@@ -335,7 +410,9 @@ def walk(argv: Sequence[str]) -> Walker:
         if "\x00" in word:
             raise CommandParseError(f"argv[{index}] contains a NUL byte, which no program gets")
     walker = Walker()
-    walker.command(words, ORIGIN_ARGV, 0, _Scope())
+    scope = _Scope()
+    scope.assign((f"{name}={value}" for name, value in (environment or {}).items()), export=True)
+    walker.command(words, ORIGIN_ARGV, 0, scope)
     return walker
 
 
