@@ -502,7 +502,7 @@ def test_a_static_reader_is_not_called_a_builtin(skill: Path) -> None:
         "trivial: every simple command is a constant builtin or a static reader "
         "(echo a; wc -l notes)"
     )
-    assert real_world_entrypoint(["bash", "-c", "cat notes > out"], skill) == (
+    assert reaches(["bash", "-c", "cat notes > out"], skill) == (
         None, "cat notes reaches no entrypoint: cat is a static reader"
     )
 
@@ -746,7 +746,7 @@ def test_an_absolute_path_through_a_variable(skill: Path, elsewhere: Path) -> No
     assert reaches(inside, skill, "fixtures")[0] == f"executable {skill}/run.sh"
     entrypoint, explanation = reaches(["bash", "-c", f"R={elsewhere}/run.sh; $R go"], skill)
     assert entrypoint is None
-    assert explanation == (f"{elsewhere}/run.sh is the executable file {elsewhere}/run.sh is "
+    assert explanation == (f"{elsewhere}/run.sh is the executable file {elsewhere}/run.sh, "
                            f"outside the skill directory {skill}: not the skill's own code")
 
 
@@ -783,8 +783,8 @@ def test_variables_of_the_command_environment(skill: Path) -> None:
 @pytest.mark.parametrize(
     ("command", "fragment"),
     [
-        (["{elsewhere}/run.sh"], "is the executable file {elsewhere}/run.sh is outside"),
-        (["bash", "{elsewhere}/run.sh"], "bash runs the script file {elsewhere}/run.sh is "
+        (["{elsewhere}/run.sh"], "is the executable file {elsewhere}/run.sh, outside"),
+        (["bash", "{elsewhere}/run.sh"], "bash runs the script file {elsewhere}/run.sh, "
                                          "outside"),
         (["python3", "{elsewhere}/tool.py"], "runs the script file {elsewhere}/tool.py"),
         (["bash", "-c", "cd {elsewhere} && python3 -m mypkg"], "runs the module file "
@@ -812,7 +812,7 @@ def test_a_symlink_out_of_the_skill_is_not_the_skills(skill: Path) -> None:
     (skill / "now").symlink_to(date)
     entrypoint, explanation = reaches(["./now"], skill)
     assert entrypoint is None
-    assert f"is outside the skill directory {skill}" in explanation
+    assert f", outside the skill directory {skill}" in explanation
 
 
 @pytest.mark.parametrize(
@@ -951,9 +951,15 @@ def test_cd_to_a_directory_only_the_shell_knows_is_not_guessed(skill: Path, scri
 def test_project_runners_provide_their_own_commands(
     skill: Path, command: list[str], label: str
 ) -> None:
-    entrypoint, explanation = reaches(command, skill)
+    entrypoint, explanation = reaches(command, skill, "fixtures")
+    assert entrypoint is None
+    assert explanation == (f"{label} project-tool-not-on-path: project-tool-not-on-path is "
+                           "neither on PATH nor installed in a .venv of the skill directory")
+    make_script(skill / ".venv" / "bin", "project-tool-not-on-path")
+    entrypoint, explanation = reaches(command, skill, "fixtures")
     assert entrypoint == f"project command project-tool-not-on-path via {label}"
-    assert explanation == f"{label} runs project-tool-not-on-path from the project's environment"
+    assert explanation == (f"{label} runs project-tool-not-on-path from the skill's project "
+                           f"environment ({skill}/.venv/bin/project-tool-not-on-path)")
 
 
 def test_a_script_in_the_home_directory(skill: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -114,7 +114,7 @@ class _Judge:
         real = os.path.realpath(path)
         return _Verdict(
             None,
-            f"{what} {real} is outside the skill directory {self.skill.directory}: not the "
+            f"{what} {real}, outside the skill directory {self.skill.directory}: not the "
             "skill's own code",
         )
 
@@ -358,17 +358,34 @@ class _Judge:
         if inner.entrypoint is not None:
             return inner
         tool = rest[0]
-        directory = self._base_dir(workdir)
-        if (base != "uvx" and "/" not in tool and _which(tool) is None
-                and interpreter_family(tool) is None and tool not in CONSTANT
-                and directory is not None and self.skill.holds(directory)):
-            # Not on PATH here, but the skill's project environment provides it when it runs.
-            # (uvx is not such a runner: it fetches a tool from a package index.)
+        installed = self._project_tool(tool, workdir) if base != "uvx" else None
+        if installed is not None:
+            # Not on PATH here, but the skill's own project environment provides it. (uvx is
+            # not such a runner: it fetches a tool from a package index.)
             return _Verdict(
                 f"project command {tool} via {label}",
-                f"{label} runs {tool} from the project's environment",
+                f"{label} runs {tool} from the skill's project environment ({installed})",
             )
+        if "/" not in tool and _which(tool) is None and base != "uvx":
+            return _Verdict(None, f"{label} {tool}: {tool} is neither on PATH nor installed "
+                            "in a .venv of the skill directory")
         return inner
+
+    def _project_tool(self, tool: str, workdir: str | None) -> Path | None:
+        """The ``.venv/bin/TOOL`` of the skill's project that ``uv run``/``poetry run`` would
+        run: looked for from the working directory up to the skill directory."""
+        directory = self._base_dir(workdir)
+        if "/" in tool or directory is None or not self.skill.holds(directory):
+            return None
+        root = Path(os.path.realpath(self.skill.directory))
+        current = Path(os.path.realpath(directory))
+        while True:
+            candidate = current / ".venv" / "bin" / tool
+            if _executable(candidate) and self.skill.holds(candidate):
+                return candidate
+            if current == root or current.parent == current:
+                return None
+            current = current.parent
 
     def _outside_the_skill(self, argv: Sequence[str], workdir: str | None) -> str | None:
         """Why a test runner does not run over the skill's directory; None when it does."""
