@@ -81,8 +81,9 @@ class Case:
     description: str = ""
     source: Mapping[str, Any] = field(default_factory=dict)
     """The case object as written in the fixture, from which its identity hashes are taken."""
-    skill_dir: Path = field(kw_only=True)
-    """The skill's directory (as ``Fixture.skill_dir``): files inside it are its own code."""
+    skill_dir: Path | None = None
+    """The skill's directory (as ``Fixture.skill_dir``): files inside it are its own code.
+    None when unknown (a case built by hand): then nothing counts as the skill's code."""
     entrypoints: tuple[str, ...] = ()
     """The fixture's ``entrypoints``: programs on PATH that are the skill's own code."""
 

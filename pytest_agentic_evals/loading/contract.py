@@ -106,6 +106,8 @@ def _optional_note(cases: list[Case]) -> str:
 def own_code_reached(case: Case) -> tuple[str | None, str]:
     """Whether the case's command reaches the skill's own code, and why (or why not): the
     judgement of rule 3, which live qualification shares.  Raises CommandParseError."""
+    if case.skill_dir is None:
+        return None, "the skill's directory is not known, so no code can be told to be its own"
     environment = {**case.env, "AGENTIC_EVALS_FIXTURE_DIR": str(case.fixture_dir)}
     return real_world_entrypoint(
         case.judged_command, case.cwd, SkillCode(case.skill_dir, case.entrypoints), environment
