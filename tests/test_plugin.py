@@ -180,8 +180,10 @@ def test_a_rejected_fixture_is_a_collection_error_without_traceback(
         "*ERROR collecting fixtures/agentic_eval_slush.json*",
         "fixture rejected (4 problem(s)):",
         "  - fixtures/agentic_eval_slush.json: /trials: trials is 1:*",
-        "  - fixtures/agentic_eval_slush.json: /cases: no negative or adversarial case:*",
-        "  - fixtures/agentic_eval_slush.json: /cases: no real-world case:*",
+        "  - fixtures/agentic_eval_slush.json: /cases: no negative or adversarial case among "
+        "the required cases:*",
+        "  - fixtures/agentic_eval_slush.json: /cases: no real-world case among the required "
+        "cases:*",
         "  - fixtures/agentic_eval_slush.json: /cases/0/command: case 'x' proves nothing:*",
     ])
     result.stdout.no_fnmatch_line("*Traceback*")
@@ -271,7 +273,8 @@ def test_blocked_is_a_skip_that_still_fails_the_session(
     result.assert_outcomes(passed=2, skipped=2)
     assert result.ret == 1
     result.stdout.fnmatch_lines(["agentic-evals: session failed, not READY:",
-                                 "  *: USABLE_WITH_GAPS: required case(s) blocked: greets"])
+                                 "  *: NOT_READY: required case(s) blocked: greets; no "
+                                 "required positive or real-world case passed every trial*"])
     report = read_report(pytester)
     assert outcomes(report)["greets"] == "BLOCKED"
     assert report["readiness"] == "NOT_READY"
@@ -816,7 +819,7 @@ def test_the_gate_explains_itself_in_red(pytester: pytest.Pytester) -> None:
     assert result.ret == 1
     result.stdout.fnmatch_lines([
         literal(f"{RED}") + "*agentic-evals: session failed, not READY:*",
-        literal(f"{RED}") + "  *: USABLE_WITH_GAPS: required case(s) blocked: greets*",
+        literal(f"{RED}") + "  *: NOT_READY: required case(s) blocked: greets*",
     ])
 
 
