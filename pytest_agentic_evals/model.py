@@ -22,6 +22,8 @@ SKILL_MINIMUM_TRIALS = 2
 DEFAULT_TRIALS = 1
 # The directory a fixture conventionally lives in; its parent is then the skill's directory.
 FIXTURES_DIRNAME = "fixtures"
+# How a trial is isolated: see execution/sandbox.py.
+SANDBOX_MODES = ("auto", "required", "off")
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,12 @@ class Case:
     None when unknown (a case built by hand): then nothing counts as the skill's code."""
     entrypoints: tuple[str, ...] = ()
     """The fixture's ``entrypoints``: programs on PATH that are the skill's own code."""
+    sandbox: str | None = None
+    """The case's ``sandbox`` setting, else the fixture's; None when neither sets one."""
+    sandbox_source: str = ""
+    """Where ``sandbox`` came from: ``the case`` or ``the fixture``."""
+    writable_paths: tuple[Path, ...] = ()
+    """Absolute paths outside the workspace that the sandboxed trial may write."""
 
     @property
     def pointer(self) -> str:

@@ -92,6 +92,22 @@ def claim_problems(report: dict[str, Any]) -> Iterator[str]:
             yield f"claim {claim_id} ({entry.get('criticality', '?')}): {entry['verdict']}: {why}"
 
 
+def unsandboxed(report: dict[str, Any]) -> list[str]:
+    """One sentence per reason trials ran without the sandbox, or could not run for it."""
+    reasons: dict[str, int] = {}
+    total = 0
+    for fixture in fixture_reports(report):
+        for case in fixture["cases"]:
+            for trial in case.get("trials", ()):
+                total += 1
+                isolation = trial.get("isolation") or {}
+                if isolation.get("sandbox") == "none":
+                    reason = isolation.get("reason") or "no reason given"
+                    reasons[reason] = reasons.get(reason, 0) + 1
+    return [f"sandbox: {count} of {total} trial(s) not sandboxed: {reason}"
+            for reason, count in reasons.items()]
+
+
 def terminal_lines(report: dict[str, Any]) -> list[Line]:
     lines: list[Line] = []
     for fixture in fixture_reports(report):
@@ -116,6 +132,7 @@ def terminal_lines(report: dict[str, Any]) -> list[Line]:
         if usage:
             lines.append(Line("  agent runs (mean / p95 over trials):"))
             lines += [Line(f"    {text}") for text in usage]
+    lines += [Line(text, "yellow") for text in unsandboxed(report)]
     return lines
 
 
@@ -138,6 +155,9 @@ def markdown(report: dict[str, Any]) -> str:
             f"{summary['passed']}/{summary['total']}", summary["failed"], summary["blocked"],
             summary.get("flaky", 0), f"{proven}/{claims}" if claims else "-",
         )) + " |")
+    notes = unsandboxed(report)
+    if notes:
+        out += ["", *(_cell(note).capitalize() + "  " for note in notes)]
     for fixture in fixtures:
         out += ["", f"### {_cell(fixture['fixture'])}: {readiness_label(fixture)}", ""]
         notes = [note for note in fixture.get("readiness_notes", ()) if note.startswith(

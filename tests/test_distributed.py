@@ -69,7 +69,8 @@ def distributed_fixture() -> dict[str, Any]:
         {"name": "fails-on-trial-2", "type": "adversarial",
          "command": ["bash", "-c", '../run.sh x; test "$AGENTIC_EVALS_TRIAL" != 2'],
          "expected": {"exit_code": 0, "stdout_contains": ["hello, x"]}},
-        {"name": "run-dir-held", "type": "adversarial",
+        # Looks at the runner's own run directory, which the sandbox hides from trials.
+        {"name": "run-dir-held", "type": "adversarial", "sandbox": "off",
          "command": ["bash", "-c", RUN_DIR_HELD.replace("PYTHON", sys.executable)],
          "expected": {"exit_code": 0, "stdout_contains": ["held"]}},
     ]

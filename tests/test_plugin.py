@@ -895,6 +895,7 @@ def test_a_fresh_output_outside_the_workspace_passes(
     data = skill_fixture()
     data["cases"][0]["command"] = ["bash", "-c",
                                    f"../run.sh Ada; echo '{{\"ok\": true}}' > {outside}"]
+    data["cases"][0]["writable_paths"] = [str(tmp_path)]  # the sandbox lets it write there
     data["cases"][0]["expected"]["artifacts"] = [{"path": str(outside), **OUTSIDE_CHECK}]
     make_skill(pytester, data)
     assert run(pytester).ret == 0

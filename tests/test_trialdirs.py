@@ -88,7 +88,8 @@ def test_read_only_trials_reuse_one_directory(pytester: pytest.Pytester) -> None
 
 def test_a_change_to_the_skill_reaches_the_next_trial(pytester: pytest.Pytester) -> None:
     # Each trial reads the skill's data, then appends to the original outside its workspace,
-    # as an in-place case or a person editing the skill during a run would.
+    # as an in-place case or a person editing the skill during a run would (the sandbox keeps
+    # the original read-only, so this case goes without it).
     original = pytester.path / "data.txt"
     original.write_text("")
     data = skill_fixture(trials=4)
@@ -96,7 +97,7 @@ def test_a_change_to_the_skill_reaches_the_next_trial(pytester: pytest.Pytester)
         "name": "counts", "type": "positive",
         "command": ["sh", "-c",
                     f"bash ../run.sh x >/dev/null && wc -l < ../data.txt; echo x >> {original}"],
-        "expected": {"exit_code": 0}})
+        "sandbox": "off", "expected": {"exit_code": 0}})
     make_skill(pytester, data)
     result, report = run(pytester, [])
     assert result.ret == 0, result.stdout.str()
@@ -200,7 +201,8 @@ def test_a_directory_swapped_for_a_symlink_is_never_cleared_through_it(
     pytester: pytest.Pytester, swapped: str
 ) -> None:
     # A trial replaces one of its directories with a link to a folder outside the run; the
-    # runner must not clear or repair anything through that link.
+    # runner must not clear or repair anything through that link. (A sandboxed trial cannot:
+    # there they are mount points, in a trial directory that is not its own.)
     outside = pytester.path.parent / f"precious-{swapped.strip('.') or 'trial'}"
     for name in ("workspace", "scratch", "output"):
         (outside / name).mkdir(parents=True)
@@ -212,7 +214,7 @@ def test_a_directory_swapped_for_a_symlink_is_never_cleared_through_it(
         "command": ["sh", "-c", 'T=$(dirname "$AGENTIC_EVALS_TRIAL_DIR") && cd / && '
                     f'bash {pytester.path}/run.sh x >/dev/null && '
                     f'rm -rf {target} && ln -s {outside} {target}'],
-        "expected": {"exit_code": 0}})
+        "sandbox": "off", "expected": {"exit_code": 0}})
     make_skill(pytester, data)
     result, report = run(pytester, [])
     assert [t["outcome"] for t in trials_of(report, "swaps")] == ["PASS"] * 3, result.stdout

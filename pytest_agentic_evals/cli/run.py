@@ -1,7 +1,7 @@
 """``agentic-evals run``: pytest with the plugin, in a subprocess; the JSON report on stdout.
 
 The options ``run`` shares with the plugin (``--report-only``, ``--trials``, ``--timeout``,
-``--md``, ``--case``, ``--keep-workspaces``) are the plugin's own option table
+``--md``, ``--case``, ``--keep-workspaces``, ``--sandbox``) are the plugin's own option table
 (``pytest_plugin.settings``), given here under shorter names and passed on as they are.
 """
 
@@ -79,8 +79,10 @@ def _run_pytest(args: argparse.Namespace, report_path: Path) -> int:
     """pytest's exit status; its progress goes to stderr, so that stdout carries the report."""
     command = [sys.executable, "-m", "pytest", *args.fixtures]
     # The CLI prints the report itself, and names --output; the plugin need not announce it.
+    # No trial may see or write the files this command reads and writes.
+    hidden = [str(report_path.parent), *([args.output] if args.output else [])]
     command += plugin_arguments({**vars(args), "enabled": True, "report": str(report_path),
-                                 "report_unannounced": True})
+                                 "report_unannounced": True, "hide": hidden})
     if "-m" not in args.pytest_args:
         # run runs trials, as it always has; retained regressions are verified by
         # `regressions verify` or by `-- -m regression`.

@@ -10,6 +10,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_agentic_evals.execution.sandbox import SandboxSettings
 from pytest_agentic_evals.execution.trialdirs import TrialDirs
 from pytest_agentic_evals.model import Case
 
@@ -27,6 +28,7 @@ class RunSettings:
     keep_passed_workspaces: bool = False
     # Shared by the trials of one process so that directories can be reused; None: one per trial.
     trial_dirs: TrialDirs | None = field(default=None, compare=False)
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
 
 
 def runner_environment() -> dict[str, str]:

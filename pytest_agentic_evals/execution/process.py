@@ -32,6 +32,9 @@ __all__ = [
     "PROCESS_TAG_VARIABLE",
     "LeftBehindProcess",
     "ProcessResult",
+    "command_line",
+    "describe_start_error",
+    "process_state",
     "run_process",
 ]
 
@@ -81,6 +84,10 @@ class ProcessResult:
     stderr_path: Path
     # True when survivors could be searched for (Linux /proc available).
     stray_detection: bool
+    # The sandbox could not be set up, so the command never ran (an infrastructure problem).
+    setup_error: str | None = None
+    # The trial broke its sandbox's supervisor, so what it left behind may be unknown.
+    integrity_error: str | None = None
 
 
 def run_process(
@@ -147,7 +154,7 @@ def run_process(
                 )
             except OSError as exc:
                 finished = True
-                return not_started(_describe_start_error(exc, argv[0], cwd), started_at)
+                return not_started(describe_start_error(exc, argv[0], cwd), started_at)
         # Popen made the child its own session leader, so its pid is also its group id.
         pgid = proc.pid
 
@@ -216,7 +223,7 @@ def _elapsed_ms(started_at: float) -> int:
     return int((time.monotonic() - started_at) * 1000)
 
 
-def _describe_start_error(exc: OSError, program: str, cwd: Path) -> str:
+def describe_start_error(exc: OSError, program: str, cwd: Path) -> str:
     # subprocess reports a failed chdir in the child with the directory as the filename; the
     # directory can vanish between our is_dir() check and the fork.
     if exc.filename is not None and str(exc.filename) == str(cwd):
@@ -309,14 +316,15 @@ def _read_environ(pid: int) -> bytes | None:
 
 
 def _group_of(pid: int) -> int | None:
-    state = _state(pid)
+    state = process_state(pid)
     return None if state is None else state[1]
 
 
-def _state(pid: int) -> tuple[str, int] | None:
-    """(state letter, process group id) of ``pid``, or None when it no longer exists."""
+def process_state(pid: int, proc: str = _PROC) -> tuple[str, int] | None:
+    """(state letter, process group id) of ``pid`` in the procfs at ``proc``, or None when it
+    no longer exists."""
     try:
-        with open(f"{_PROC}/{pid}/stat", "rb") as handle:
+        with open(f"{proc}/{pid}/stat", "rb") as handle:
             raw = handle.read()
     except OSError:
         return None
@@ -333,7 +341,7 @@ def _is_tagged_alive(pid: int, entry: bytes) -> bool:
     environ = _read_environ(pid)
     if environ is None or not _has_entry(environ, entry):
         return False
-    state = _state(pid)
+    state = process_state(pid)
     # A zombie has already exited; only its parent's wait is missing.
     return state is not None and state[0] != "Z"
 
@@ -371,7 +379,7 @@ def _scan_pids(
         if environ is None:
             continue
         if _has_entry(environ, entry):
-            state = _state(pid)
+            state = process_state(pid)
             # A zombie has already exited; only its parent's wait is missing.
             if state is not None and state[0] != "Z":
                 yield pid
@@ -445,15 +453,16 @@ def _group_has_live_member(pgid: int) -> bool:
         return False
     for name in names:
         if name.isdigit():
-            state = _state(int(name))
+            state = process_state(int(name))
             if state is not None and state[1] == pgid and state[0] != "Z":
                 return True
     return False
 
 
-def _read_cmdline(pid: int) -> str:
+def command_line(pid: int, proc: str = _PROC) -> str:
+    """The command line of ``pid`` in the procfs at ``proc``, its name when it has none."""
     try:
-        with open(f"{_PROC}/{pid}/cmdline", "rb") as handle:
+        with open(f"{proc}/{pid}/cmdline", "rb") as handle:
             raw = handle.read()
     except OSError:
         raw = b""
@@ -462,7 +471,7 @@ def _read_cmdline(pid: int) -> str:
     # Caught mid-exec or while dying, a process has no command line yet; its name still says
     # what it is.
     try:
-        with open(f"{_PROC}/{pid}/comm", "rb") as handle:
+        with open(f"{proc}/{pid}/comm", "rb") as handle:
             return f"[{handle.read().strip().decode('utf-8', 'replace')}]"
     except OSError:
         return ""
@@ -550,7 +559,7 @@ def _sweep_round(
         any_alive = True
         if pid not in found:
             # Read before the kill: a dead process has an empty cmdline.
-            found[pid] = LeftBehindProcess(pid=pid, command=_read_cmdline(pid))
+            found[pid] = LeftBehindProcess(pid=pid, command=command_line(pid))
         _kill(pid, entry)
     return any_alive
 
@@ -560,7 +569,8 @@ def _wait_until_dead(pids: list[int], limit_seconds: float) -> None:
     deadline = time.monotonic() + limit_seconds
     pending = pids
     while pending:
-        pending = [pid for pid in pending if (state := _state(pid)) is not None and state[0] != "Z"]
+        pending = [pid for pid in pending
+                   if (state := process_state(pid)) is not None and state[0] != "Z"]
         if not pending or time.monotonic() >= deadline:
             return
         time.sleep(_SWEEP_PAUSE_SECONDS)

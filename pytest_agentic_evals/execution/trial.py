@@ -15,7 +15,8 @@ from typing import Any
 
 from pytest_agentic_evals.execution import workspace as ws
 from pytest_agentic_evals.execution.environment import RunSettings, trial_environment
-from pytest_agentic_evals.execution.process import ProcessResult, run_process
+from pytest_agentic_evals.execution.isolation import Place, launch
+from pytest_agentic_evals.execution.process import ProcessResult
 from pytest_agentic_evals.execution.trialdirs import Lease, TrialDirs
 from pytest_agentic_evals.expectations.builtin import (
     UNTESTED_PREFIXES,
@@ -24,14 +25,9 @@ from pytest_agentic_evals.expectations.builtin import (
     file_sha256,
     stream_needles,
 )
-from pytest_agentic_evals.expectations.domains import (
-    FAILURE_PREFIXES,
-    DomainPolicy,
-    unenforced_report,
-)
+from pytest_agentic_evals.expectations.domains import FAILURE_PREFIXES
 from pytest_agentic_evals.expectations.observation import ArtifactError, Observation
 from pytest_agentic_evals.expectations.output import excerpt, secret_values
-from pytest_agentic_evals.expectations.proxy import DomainProxy, proxy_environment
 from pytest_agentic_evals.expectations.trajectory import trial_usage
 from pytest_agentic_evals.model import BLOCKED, FAIL, PASS, Case, Fixture
 
@@ -86,7 +82,7 @@ def _run_trial(
     trial_dir = settings.run_dir / ws.trial_dir_name(fixture, case, trial)
     if trial_dir.exists():
         shutil.rmtree(trial_dir)
-    context = _Context(case, trial, settings, kinds, dirs, trial_dir)
+    context = _Context(case, trial, settings, kinds, dirs, trial_dir, fixture.skill_dir)
     if case.workspace == "inplace":
         (trial_dir / "scratch").mkdir(parents=True)
         (trial_dir / "output").mkdir()
@@ -109,6 +105,7 @@ class _Context:
     kinds: Mapping[str, ExpectationKind]
     dirs: TrialDirs
     trial_dir: Path
+    skill_dir: Path
 
 
 def _run_in(workspace: ws.Workspace, lease: Lease | None, context: _Context) -> TrialResult:
@@ -128,28 +125,23 @@ def _run_in(workspace: ws.Workspace, lease: Lease | None, context: _Context) -> 
     })
     env = trial_environment(case, trial, settings, scratch, workspace.fixture_dir)
     timeout = case.timeout_seconds or settings.default_timeout
-    policy = DomainPolicy.from_expected(case.expected)
-    proxy = None
-    if policy is not None:
-        try:  # the command never runs without the guard its case asked for
-            proxy = DomainProxy.from_environment(policy)
-            proxy.start()
-        except (OSError, ValueError) as exc:
-            reason = f"could not start the domain proxy: {exc}"
-            failed = _infrastructure_failure(trial, reason, workspace=workspace.to_dict())
-            failed["domains"] = unenforced_report(policy, reason)
-            return failed
-        env = proxy_environment(env, proxy.url)
     # File times come from the kernel's coarse clock, which lags time.time_ns() by up to a
     # tick; a file's own timestamp is on the same clock as the outputs it is compared with.
     started_ns = context.dirs.mark_start(scratch, lease)
-    try:
-        process = run_process(argv, cwd=workspace.cwd, env=env, timeout=timeout,
-                              output_dir=trial_dir / "output")
-    finally:
-        if proxy is not None:
-            proxy.stop()
-    domains = proxy.report() if proxy is not None else None
+    place = Place(workspace=workspace.root, cwd=workspace.cwd, scratch=scratch,
+                  output=trial_dir / "output",
+                  readable=(context.skill_dir, case.cwd, workspace.cwd))
+    launched = launch(argv, case, env, timeout, place, settings.sandbox)
+    process, domains = launched.process, launched.domains
+    if process is None:
+        problem = launched.blocked or launched.failure or "the command did not run"
+        failed = _infrastructure_failure(trial, problem, workspace=workspace.to_dict())
+        failed["isolation"] = launched.isolation
+        if launched.blocked is not None:
+            failed["outcome"] = BLOCKED
+        if domains is not None:
+            failed["domains"] = domains
+        return failed
 
     observation = Observation(
         not_before_ns=started_ns,
@@ -176,7 +168,7 @@ def _run_in(workspace: ws.Workspace, lease: Lease | None, context: _Context) -> 
         "stray_detection": process.stray_detection,
         "problems": problems,
         # A command that could not start says nothing about the skill's capability.
-        "infrastructure": process.start_error is not None,
+        "infrastructure": process.start_error is not None or process.setup_error is not None,
         "blocked_markers_seen": markers,
         "argv": argv,
         "random_seed": int(seed),
@@ -185,6 +177,7 @@ def _run_in(workspace: ws.Workspace, lease: Lease | None, context: _Context) -> 
         "artifact_hashes": _artifact_hashes(case, observation),
         "usage": trial_usage(case.expected, observation),
         "domains": domains,
+        "isolation": launched.isolation,
         "workspace": workspace.to_dict(),
         "output_dir": str(trial_dir / "output"),
     }
@@ -227,7 +220,9 @@ def _judge(
 ) -> tuple[str, list[str], list[str]]:
     if process.start_error:
         return FAIL, [process.start_error], []
-    hygiene = []
+    if process.setup_error:
+        return BLOCKED, [process.setup_error], []
+    hygiene = [process.integrity_error] if process.integrity_error else []
     if process.timed_out:
         hygiene.append(f"timed out after {timeout:g}s; the process group was killed")
     if process.left_behind:

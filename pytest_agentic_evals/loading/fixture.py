@@ -24,7 +24,7 @@ from pytest_agentic_evals.expectations.budget import limit_problems
 from pytest_agentic_evals.expectations.domains import RULE_KEYS, merge_case_rules
 from pytest_agentic_evals.jsonio import display_path
 from pytest_agentic_evals.loading.inputs import build_inputs, merged
-from pytest_agentic_evals.model import Case, Fixture, skill_dir_for
+from pytest_agentic_evals.model import SANDBOX_MODES, Case, Fixture, skill_dir_for
 from pytest_agentic_evals.problems import (
     InputError,
     Problem,
@@ -162,6 +162,11 @@ def _valid_defaults(data: dict[str, Any]) -> dict[str, Any]:
     entrypoints = data.get("entrypoints")
     if isinstance(entrypoints, list):
         defaults["entrypoints"] = tuple(e for e in entrypoints if isinstance(e, str) and e)
+    if data.get("sandbox") in SANDBOX_MODES:
+        defaults["sandbox"] = data["sandbox"]
+    paths = data.get("writable_paths")
+    if isinstance(paths, list) and all(isinstance(p, str) and p for p in paths):
+        defaults["writable_paths"] = paths
     return defaults
 
 
@@ -287,6 +292,11 @@ def _build_case(
     inputs = merged(defaults.get("artifacts", ()), own)
     problems += _agent_run_problems(expected, shown, here + "/expected")
 
+    writable, writable_problems = _writable_paths(case, defaults, cwd, skill_dir, workspace,
+                                                  shown, here)
+    problems += writable_problems
+    sandbox_source = "the case" if "sandbox" in case else "the fixture"
+
     joined = " ".join(case["command"])
     for needle in must_exercise:
         if needle not in joined:
@@ -332,6 +342,9 @@ def _build_case(
         source=case,
         skill_dir=skill_dir,
         entrypoints=defaults.get("entrypoints", ()),
+        sandbox=case.get("sandbox", defaults.get("sandbox")),
+        sandbox_source=sandbox_source,
+        writable_paths=writable,
     )
     return built, problems
 
@@ -367,6 +380,35 @@ def _agent_run_problems(expected: Mapping[str, Any], shown: str, here: str) -> l
         problems += [Problem(shown, f"{here}/budget{pointer}", message)
                      for pointer, message in limit_problems(budget)]
     return problems
+
+
+def _writable_paths(
+    case: dict[str, Any], defaults: dict[str, Any], cwd: Path, skill_dir: Path, workspace: str,
+    shown: str, here: str,
+) -> tuple[tuple[Path, ...], list[Problem]]:
+    """The declared writable paths of a case (the fixture's, then its own), made absolute
+    against its working directory, and the problems of those it declares itself."""
+    paths: list[Path] = []
+    problems: list[Problem] = []
+    declared = [("/writable_paths", i, p) for i, p in enumerate(defaults.get("writable_paths", ()))]
+    declared += [(here + "/writable_paths", i, p)
+                 for i, p in enumerate(case.get("writable_paths", ()))]
+    for where, position, text in declared:
+        pointer = f"{where}/{position}"
+        if text.startswith("~"):
+            problems.append(Problem(shown, pointer, f"writable path {text!r}: '~' is not "
+                                    "expanded (a trial's HOME is private); write the path out"))
+            continue
+        path = Path(os.path.normpath(cwd / text))
+        if workspace == "copy" and _inside(path, skill_dir):
+            problems.append(Problem(
+                shown, pointer, f"writable path {text!r} is inside the skill directory, which "
+                "each trial copies: its copy is writable already, and the original must stay "
+                "read-only"))
+            continue
+        if path not in paths:
+            paths.append(path)
+    return tuple(paths), problems
 
 
 def _artifact_assertion_problems(

@@ -42,6 +42,17 @@ trial_count = _number(int, 1)
 trial_timeout = _number(float, 0.001)
 
 
+# model.SANDBOX_MODES, written out here so that this module loads nothing of the core (a test
+# keeps the two equal).
+SANDBOX_MODES = ("auto", "required", "off")
+
+
+def sandbox_mode(raw: str) -> str:
+    if raw not in SANDBOX_MODES:
+        raise ValueError(f"{raw!r} is not one of {', '.join(SANDBOX_MODES)}")
+    return raw
+
+
 @dataclass(frozen=True)
 class Option:
     """One setting: its pytest option, its ini value, and its option of ``agentic-evals run``."""
@@ -115,6 +126,14 @@ OPTIONS = (
     Option("keep_workspaces", "keep the private workspaces of passing trials too",
            flag="--agentic-evals-keep-workspaces", run_flag="--keep-workspaces",
            action="store_true", default=False),
+    Option("sandbox", "run each trial in Linux namespaces: auto (when the machine allows it; "
+                      "default), required (a trial that cannot be sandboxed is BLOCKED), off",
+           flag="--agentic-evals-sandbox", run_flag="--sandbox", ini="agentic_evals_sandbox",
+           ini_help="sandbox the trials: auto (default), required or off", metavar="MODE",
+           convert=sandbox_mode, default="auto"),
+    Option("hide", "files of agentic-evals run that no trial may see",
+           flag="--agentic-evals-hide", action="append", metavar="PATH", default=(),
+           hidden=True),
 )
 OPTION = {option.name: option for option in OPTIONS}
 
@@ -133,6 +152,8 @@ class Settings:
     markdown: str | None
     cases: tuple[str, ...]
     keep_workspaces: bool
+    sandbox: str
+    hide: tuple[str, ...]  # beyond report and markdown, which no trial may see either
     sources: Mapping[str, str]
 
     def source(self, name: str) -> str:

@@ -10,6 +10,7 @@ controller directly, with the loaded fixtures.
 from __future__ import annotations
 
 import fnmatch
+import os
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 import pytest
 
 from pytest_agentic_evals.execution.environment import RunSettings
+from pytest_agentic_evals.execution.sandbox import SandboxSettings
 from pytest_agentic_evals.execution.trialdirs import TrialDirs
 from pytest_agentic_evals.expectations.builtin import ExpectationKind
 from pytest_agentic_evals.model import Fixture
@@ -46,6 +48,14 @@ def publish_to_controller(config: pytest.Config) -> Publish:
     return publish
 
 
+def sandbox_settings(settings: Settings) -> SandboxSettings:
+    """The run's sandbox setting, and the files of the runner no trial may see: the reports
+    this session writes and the files ``agentic-evals run`` names."""
+    paths = (settings.report, settings.markdown, *settings.hide)
+    return SandboxSettings(mode=settings.sandbox, source=settings.source("sandbox"),
+                           hidden=tuple(Path(os.path.abspath(p)) for p in paths if p))
+
+
 class Worker:
     """Collection of fixtures, selection of cases, and the trials' results on their reports."""
 
@@ -59,7 +69,7 @@ class Worker:
         self.trial_dirs = TrialDirs(run_dir)
         self.run_settings = RunSettings(
             run_id=run_id, run_dir=run_dir, keep_passed_workspaces=settings.keep_workspaces,
-            trial_dirs=self.trial_dirs,
+            trial_dirs=self.trial_dirs, sandbox=sandbox_settings(settings),
             **({"default_timeout": settings.timeout} if settings.timeout else {}),
         )
         # node id of a fixture file -> the loaded fixture, and its plugins' kinds' schemas

