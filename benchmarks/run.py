@@ -37,6 +37,8 @@ def pytest_unconfigure(config):
 """
 
 
+# The runner's own costs are measured without the sandbox, whose cost bench_sandbox measures.
+UNSANDBOXED = ["--agentic-evals", "--agentic-evals-sandbox", "off"]
 # Measured as users run: with the compiled (and assertion-rewritten) modules cached on disk.
 BASE_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
@@ -140,8 +142,9 @@ def bench_overhead(work: Path, quick: bool) -> list[tuple[str, str, str, str]]:
     loop.write_text("import subprocess, sys\nfor _ in range(int(sys.argv[1])):\n"
                     "    subprocess.run(['true'], start_new_session=True, check=True)\n")
     repeat = 1 if quick else 3
-    ours = median_of(repeat, lambda: timed([*PYTEST, "--agentic-evals", str(five)], root))
-    ours_one = median_of(repeat, lambda: timed([*PYTEST, "--agentic-evals", str(one)], root))
+    # The runner's own cost: the sandbox's is measured by bench_sandbox.
+    ours = median_of(repeat, lambda: timed([*PYTEST, *UNSANDBOXED, str(five)], root))
+    ours_one = median_of(repeat, lambda: timed([*PYTEST, *UNSANDBOXED, str(one)], root))
     pytest_file = median_of(repeat, lambda: timed([*PYTEST, str(plain)], root))
     loop_500 = median_of(repeat, lambda: timed([sys.executable, str(loop), "500"], root))
     loop_100 = median_of(repeat, lambda: timed([sys.executable, str(loop), "100"], root))
@@ -287,7 +290,7 @@ def bench_workspace(work: Path, quick: bool) -> list[tuple[str, str, str, str]]:
                 fixture = write_fixture(root / "fixtures" / f"{label}-{mode}-{trials}.json",
                                         cases, trials=trials, kind="runner_selftest")
                 walls[mode, trials] = median_of(repeat, lambda f=fixture: timed(
-                    [*PYTEST, "--agentic-evals", "-p", "no:xdist", str(f)], root))
+                    [*PYTEST, *UNSANDBOXED, "-p", "no:xdist", str(f)], root))
         added = 5 * (long - short)
         copy_slope = (walls["copy", long] - walls["copy", short]) / added * 1000
         inplace_slope = (walls["inplace", long] - walls["inplace", short]) / added * 1000
@@ -308,6 +311,87 @@ def bench_workspace(work: Path, quick: bool) -> list[tuple[str, str, str, str]]:
     rows.append(("isolating the same skill, first trial per worker: one full copy",
                  f"{first * 1000:.0f} ms", "-", "paid once per skill and worker"))
     return rows
+
+
+def bench_sandbox(work: Path, quick: bool) -> list[tuple[str, str, str, str]]:
+    """The sandbox's cost per trial: the same trials with it and with `sandbox: off`.
+
+    Per trial, as the slope between a short and a long run (start-up and collection cancel
+    out), for `true` in the default network mode and for a trial that reads a skill of 200
+    files / 20 MB from its private copy. Then the same without pytest: run_confined next to
+    run_process, one `true` each, alternating.
+    """
+    root = skill_dir(work / "sandbox")
+    for i in range(200):
+        folder = root / f"d{i % 10}"
+        folder.mkdir(exist_ok=True)
+        (folder / f"f{i}.bin").write_bytes(os.urandom(100 * 1024))
+    short, long = (2, 10) if quick else (4, 44)
+    repeat = 1 if quick else 3
+    rows = []
+    for label, command in (("`true`", ["true"]),
+                           ("that reads the 200-file skill", WORKSPACE_CASES["reads"])):
+        slopes = {}
+        for mode in ("auto", "off"):
+            walls = {}
+            for trials in (short, long):
+                cases = [{"name": f"case-{i}", "type": "positive", "command": command,
+                          "expected": {"exit_code": 0}} for i in range(5)]
+                fixture = write_fixture(
+                    root / "fixtures" / f"{len(rows)}-{mode}-{trials}.json", cases,
+                    trials=trials, kind="runner_selftest")
+                walls[trials] = median_of(repeat, lambda f=fixture, m=mode: timed(
+                    [*PYTEST, "--agentic-evals", "--agentic-evals-sandbox", m, "-p", "no:xdist",
+                     str(f)], root))
+            slopes[mode] = (walls[long] - walls[short]) / (5 * (long - short)) * 1000
+        rows.append((f"sandbox, per trial, trial running {label}",
+                     f"{slopes['auto']:.1f} ms per trial",
+                     f"{slopes['off']:.1f} ms per trial with sandbox: off",
+                     f"+{slopes['auto'] - slopes['off']:.1f} ms per trial, "
+                     f"{slopes['auto'] / slopes['off']:.2f}x (target < +5 ms)"))
+    script = work / "sandbox_calls.py"
+    script.write_text(SANDBOX_CALLS)
+    result = subprocess.run([sys.executable, str(script), str(work / "calls"),
+                             "50" if quick else "300"], capture_output=True, text=True,
+                            check=True, env=BASE_ENV, stdin=subprocess.DEVNULL)
+    confined, plain = (float(x) for x in result.stdout.split())
+    rows.append(("sandbox, one `true`, run_confined next to run_process (median of calls)",
+                 f"{confined:.2f} ms", f"{plain:.2f} ms (run_process)",
+                 f"+{confined - plain:.2f} ms, {confined / plain:.2f}x"))
+    return rows
+
+
+# Times run_confined (PID, mount and network namespaces, the domain proxy's listener made in
+# the sandbox) and run_process on `true`, alternating, and prints the two medians in ms.
+SANDBOX_CALLS = """
+import os, statistics, sys, time
+from pathlib import Path
+from pytest_agentic_evals.execution.confined import run_confined
+from pytest_agentic_evals.execution.process import run_process
+from pytest_agentic_evals.execution.sandbox import MountPlan, available_bwrap
+
+base, count = Path(sys.argv[1]), int(sys.argv[2])
+for name in ("workspace", "scratch"):
+    (base / name).mkdir(parents=True, exist_ok=True)
+bwrap = available_bwrap()
+if bwrap.problem:
+    raise SystemExit(bwrap.problem)
+plan = MountPlan(workspace=base / "workspace", scratch=base / "scratch",
+                 cwd=base / "workspace", network="none")
+env = dict(os.environ)
+times = {"confined": [], "plain": []}
+for _ in range(count):
+    for kind in times:
+        started = time.perf_counter()
+        if kind == "confined":
+            run_confined(["true"], cwd=base / "workspace", env=env, timeout=30,
+                         output_dir=base / "out", plan=plan, bwrap=bwrap.path)
+        else:
+            run_process(["true"], cwd=base / "workspace", env=env, timeout=30,
+                        output_dir=base / "out")
+        times[kind].append((time.perf_counter() - started) * 1000)
+print(statistics.median(times["confined"]), statistics.median(times["plain"]))
+"""
 
 
 def bench_audit_skills(work: Path, quick: bool) -> list[tuple[str, str, str, str]]:
@@ -494,7 +578,7 @@ def bench_plan_journeys(work: Path, quick: bool) -> list[tuple[str, str, str, st
 BENCHMARKS = {"overhead": bench_overhead, "parallel": bench_parallel, "memory": bench_memory,
               "collection": bench_collection, "report": bench_report, "skills": bench_audit_skills,
               "coverage": bench_coverage_audit, "workspace": bench_workspace,
-              "journeys": bench_plan_journeys}
+              "sandbox": bench_sandbox, "journeys": bench_plan_journeys}
 
 
 def main() -> int:

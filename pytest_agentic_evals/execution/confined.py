@@ -6,9 +6,9 @@ the trial's command as its child and talks to the runner over its stdin, a Unix 
 
     runner                              bwrap (the runner's child: the monitor)
       <- info fd: host pid of init        `-- init: sh -c SUPERVISOR      (pid 1 inside)
-      <- "ready"                                 `-- the trial's command  (pid 2 inside)
       (proxy mode: the runner makes the proxy's listener in the sandbox's network namespace)
-      -> "go"
+      -> "go"                                    `-- the trial's command  (pid 2 inside)
+      <- "ready" (the command starts)
       <- "exit N"
       the runner lists the namespace's own /proc: every live process but init is left behind
       SIGKILL to init: the kernel kills everything else in the namespace with it
@@ -150,22 +150,29 @@ class _Sandbox:
 
     def run(self, result: ProcessResult, stderr_path: Path, timeout: float,
             grace_seconds: float, on_network: Callable[[int], None] | None) -> None:
-        deadline = time.monotonic() + SETUP_SECONDS
-        self.init_pid = _child_pid(self.info, deadline)
-        ready = self._line(deadline) if self.init_pid is not None else None
-        if self.init_pid is None or ready != "ready":
-            result.setup_error = _bwrap_failure(stderr_path, self.monitor)
-            return
-        self.init_fd = os.pidfd_open(self.init_pid)
+        setup_deadline = time.monotonic() + SETUP_SECONDS
         if on_network is not None:
+            # The proxy's listener must be there before the command starts.
+            if not self._find_init(setup_deadline):
+                result.setup_error = _bwrap_failure(stderr_path, self.monitor)
+                return
             try:
-                on_network(self.init_pid)
+                on_network(self.init_pid)  # type: ignore[arg-type]
             except OSError as exc:
                 result.setup_error = f"could not bring the domain proxy into the sandbox: {exc}"
                 return
+        try:
+            # Said before the supervisor asks: the command starts as soon as bwrap is done,
+            # without a round trip through the runner.
+            self.channel.sendall(b"go\n")
+            ready = self._line(setup_deadline)
+        except (OSError, TimeoutError):  # bwrap gone already, or stuck
+            ready = None
+        if ready != "ready" or not self._find_init(setup_deadline):
+            result.setup_error = _bwrap_failure(stderr_path, self.monitor)
+            return
         root = f"/proc/{self.init_pid}/root/proc"
         started = time.monotonic()
-        self.channel.sendall(b"go\n")
         try:
             status = self._line(started + timeout)
         except TimeoutError:
@@ -177,12 +184,22 @@ class _Sandbox:
         # not left behind.
         exclude = {1, 2} if result.timed_out else {1}
         try:
-            result.left_behind = _left_behind(self.init_pid, root, exclude)
+            result.left_behind = _left_behind(self.init_pid, root, exclude)  # type: ignore[arg-type]
         except OSError:
             result.integrity_error = "the sandbox ended before it could be searched"
         if (status is None and not result.timed_out) or not self._init_alive():
             result.integrity_error = ("the sandbox's supervisor was gone before the runner "
                                       "ended it: what the trial left behind is unknown")
+
+    def _find_init(self, deadline: float) -> bool:
+        """Learn init's host pid from bwrap, and pin it with a pidfd; False when bwrap failed
+        before it made the namespace."""
+        if self.init_fd is None:
+            pid = _child_pid(self.info, deadline)
+            if pid is None:
+                return False
+            self.init_pid, self.init_fd = pid, os.pidfd_open(pid)
+        return True
 
     def _terminate(self, root: str, grace_seconds: float) -> str | None:
         """SIGTERM to every process but init, then the command's status if it comes in time."""
@@ -222,13 +239,13 @@ class _Sandbox:
             if self.init_fd is not None:
                 with contextlib.suppress(ProcessLookupError):
                     signal.pidfd_send_signal(self.init_fd, signal.SIGKILL)
+                # init ends only once every other process of its namespace is gone.
+                select.select([self.init_fd], [], [])
             else:
                 # init, if it exists yet, dies with the monitor (--die-with-parent).
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(self.monitor.pid, signal.SIGKILL)
-            # init dies only once every other process of its namespace is dead, and bwrap
-            # exits only after init.
-            self.monitor.wait()
+            self.monitor.wait()  # bwrap exits as soon as init has
         finally:
             self.channel.close()
             os.close(self.info)
@@ -242,7 +259,7 @@ def _child_pid(info: int, deadline: float) -> int | None:
     data = b""
     poller = select.poll()
     poller.register(info, select.POLLIN)
-    while True:
+    while not data.rstrip().endswith(b"}"):  # one JSON object, written before init runs
         remaining = deadline - time.monotonic()
         if remaining <= 0 or not poller.poll(remaining * 1000):
             return None
