@@ -330,27 +330,40 @@ def _members(root: str, exclude: set[int]) -> dict[int, str]:
     """Live processes of the namespace (not zombies, not dying) with their command lines.
 
     A process that forks and exits in a loop can vanish between the listing and the look at
-    it: the listing is then taken again. If that keeps happening, the vanished ones count.
-    Raises OSError when the namespace's /proc cannot be read (the namespace is gone).
+    it, or be caught exiting (its command line already gone): the listing is then taken
+    again, and finds its successor. If that keeps happening, those processes count as they
+    are. Raises OSError when the namespace's /proc cannot be read (the namespace is gone).
     """
     found: dict[int, str] = {}
     for round_number in range(LISTING_ROUNDS):
-        vanished = []
+        passing: dict[int, str] = {}
         for name in os.listdir(root):
             if not name.isdigit() or int(name) in exclude:
                 continue
             pid = int(name)
             state = process_state(pid, root)
             if state is None:
-                vanished.append(pid)
+                passing[pid] = "[vanished while being listed]"
             elif state[0] not in "ZX" and not _killed(pid, root):
-                found.setdefault(pid, command_line(pid, root))
-        if not vanished:
+                if _has_command_line(pid, root):
+                    found.setdefault(pid, command_line(pid, root))
+                else:
+                    passing[pid] = command_line(pid, root)  # its name, in brackets
+        if not passing:
             break
         if round_number == LISTING_ROUNDS - 1:
-            for pid in vanished:
-                found.setdefault(pid, "[vanished while being listed]")
+            for pid, command in passing.items():
+                found.setdefault(pid, command)
     return found
+
+
+def _has_command_line(pid: int, root: str) -> bool:
+    """False for a process that is exiting: its memory, and so its command line, is gone."""
+    try:
+        with open(f"{root}/{pid}/cmdline", "rb") as handle:
+            return bool(handle.read(1))
+    except OSError:
+        return False
 
 
 def _left_behind(init_pid: int, root: str, exclude: set[int]) -> list[LeftBehindProcess]:
