@@ -29,11 +29,13 @@ SET = {
     "cases": ("greets", ("greets",)),
     "keep_workspaces": (None, True),
     "files": ("evals-*.json my-*.json", ("evals-*.json", "my-*.json")),
+    "sandbox": ("required", "required"),
+    "hide": ("out/report.json", ("out/report.json",)),
 }
 DEFAULTS = {
     "enabled": False, "files": ("agentic_eval*.json",), "report": None,
     "report_unannounced": False, "report_only": False, "trials": None, "timeout": None,
-    "markdown": None, "cases": (), "keep_workspaces": False,
+    "markdown": None, "cases": (), "keep_workspaces": False, "sandbox": "auto", "hide": (),
 }
 ON_COMMAND_LINE = [option for option in OPTIONS if option.flag]
 IN_INI = [option for option in OPTIONS if option.ini]
@@ -92,8 +94,13 @@ def test_the_command_line_wins_over_the_ini_file(pytester: pytest.Pytester) -> N
          "--agentic-evals-timeout: 'soon' is not a valid float"),
         ([], "agentic_evals_timeout = 0",
          "ini agentic_evals_timeout: '0' must be at least 0.001"),
+        (["--agentic-evals-sandbox", "sometimes"], None,
+         "--agentic-evals-sandbox: 'sometimes' is not one of auto, required, off"),
+        ([], "agentic_evals_sandbox = maybe",
+         "ini agentic_evals_sandbox: 'maybe' is not one of auto, required, off"),
     ],
-    ids=["trials-word", "trials-zero", "trials-ini-fraction", "timeout-word", "timeout-ini-zero"],
+    ids=["trials-word", "trials-zero", "trials-ini-fraction", "timeout-word", "timeout-ini-zero",
+         "sandbox-word", "sandbox-ini-word"],
 )
 def test_a_bad_value_names_its_source(
     pytester: pytest.Pytester, args: list[str], ini: str | None, message: str
