@@ -138,6 +138,7 @@ RUN_SPELLINGS = {
     "markdown": ["--md", "summary.md"],
     "cases": ["--case", "greets", "--case", "refuses-empty-name"],
     "keep_workspaces": ["--keep-workspaces"],
+    "sandbox": ["--sandbox", "required"],
 }
 
 
@@ -158,7 +159,8 @@ def test_a_run_option_reaches_the_plugin_as_the_same_setting(
     values = vars(run_parser().parse_args(RUN_SPELLINGS[name]))
     settings = resolve_settings(pytester.parseconfig(*plugin_arguments(values)))
     expected = {"report_only": True, "trials": 3, "timeout": 2.5, "markdown": "summary.md",
-                "cases": ("greets", "refuses-empty-name"), "keep_workspaces": True}[name]
+                "cases": ("greets", "refuses-empty-name"), "keep_workspaces": True,
+                "sandbox": "required"}[name]
     assert getattr(settings, name) == expected
     # ... and nothing else: every other setting keeps its default.
     assert [other for other in DEFAULTS if other != name
