@@ -387,6 +387,10 @@ def test_escapes_fail_their_trials_with_the_survivors_named(
     result = run_plugin(pytester, mode=mode)
     assert result.ret == 1
     report = read_report(pytester.path / "report.json")
+    # Host pids, each its own process, also for trials that ran at the same moment.
+    pids = [p["pid"] for name in markers for t in trials(report, name)
+            for p in t["left_behind_processes"]]
+    assert len(pids) == len(set(pids)), pids
     for name, m in markers.items():
         for trial in trials(report, name):
             assert trial["outcome"] == "FAIL", (name, trial["problems"])

@@ -74,6 +74,7 @@ SETUP_SECONDS = 30.0
 # Left-behind candidates are looked at again after this pause: a process caught while it was
 # exiting together with the command is gone by then, one left behind is not.
 CONFIRM_SECONDS = 0.01
+NAMING_ROUNDS = 5
 LISTING_ROUNDS = 50
 _SIGKILL_MASK = 1 << (signal.SIGKILL - 1)
 _MAX_LINE = 256
@@ -345,8 +346,10 @@ def _members(root: str, exclude: set[int]) -> dict[int, str]:
             if state is None:
                 passing[pid] = "[vanished while being listed]"
             elif state[0] not in "ZX" and not _killed(pid, root):
-                if _has_command_line(pid, root):
-                    found.setdefault(pid, command_line(pid, root))
+                # Read once: a process can start exiting between two reads.
+                command = _command_line(pid, root)
+                if command:
+                    found.setdefault(pid, command)
                 else:
                     passing[pid] = command_line(pid, root)  # its name, in brackets
         if not passing:
@@ -357,21 +360,28 @@ def _members(root: str, exclude: set[int]) -> dict[int, str]:
     return found
 
 
-def _has_command_line(pid: int, root: str) -> bool:
-    """False for a process that is exiting: its memory, and so its command line, is gone."""
+def _command_line(pid: int, root: str) -> str:
+    """The command line of ``pid``; empty for a process that is exiting (its memory, and so
+    its command line, is gone) or gone."""
     try:
         with open(f"{root}/{pid}/cmdline", "rb") as handle:
-            return bool(handle.read(1))
+            raw = handle.read()
     except OSError:
-        return False
+        return ""
+    return " ".join(part.decode("utf-8", "replace") for part in raw.rstrip(b"\0").split(b"\0"))
 
 
 def _left_behind(init_pid: int, root: str, exclude: set[int]) -> list[LeftBehindProcess]:
     """The processes of the namespace still alive (but init and ``exclude``), by host pid."""
     if not _members(root, exclude):
         return []
-    time.sleep(CONFIRM_SECONDS)
-    found = _members(root, exclude)
+    for _ in range(NAMING_ROUNDS):
+        time.sleep(CONFIRM_SECONDS)
+        found = _members(root, exclude)
+        # Named only by what exits or vanishes: a hopping process, caught between two of its
+        # pids; another look shows it under a command line.
+        if all(not command.startswith("[") for command in found.values()):
+            break
     host = _host_pids(init_pid, root, found) if found else {}
     # A process gone before its host pid was found keeps its pid inside the sandbox.
     return [LeftBehindProcess(pid=host.get(pid, pid), command=command)
@@ -383,15 +393,26 @@ def _host_pids(init_pid: int, root: str, inside: Mapping[int, str]) -> dict[int,
     and their start time. Reads every process of the host: only done when some are left."""
     level = len(_pids_by_level(f"/proc/{init_pid}")) - 1
     started = {pid: _start_ticks(f"{root}/{pid}") for pid in inside}
+    namespace = os.stat(f"/proc/{init_pid}/ns/pid").st_ino
     found: dict[int, int] = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
         levels = _pids_by_level(f"/proc/{name}")
-        if len(levels) > level and levels[level] in started:
-            pid = levels[level]
-            if started[pid] is not None and _start_ticks(f"/proc/{name}") == started[pid]:
-                found[pid] = int(name)
+        if len(levels) <= level or levels[level] not in started:
+            continue
+        pid = levels[level]
+        if started[pid] is None or _start_ticks(f"/proc/{name}") != started[pid]:
+            continue
+        try:
+            # Another sandbox started at the same tick can have a process of the same pid:
+            # a member of this namespace itself says so. One of a namespace nested in it
+            # cannot, and counts when nothing better is found.
+            own = os.stat(f"/proc/{name}/ns/pid").st_ino == namespace
+        except OSError:
+            continue
+        if own or pid not in found:
+            found[pid] = int(name)
     return found
 
 
