@@ -78,6 +78,8 @@ class Case:
     workspace: str = "copy"
     must_exercise: tuple[str, ...] = ()
     blocked_markers: tuple[str, ...] = ()
+    infra_markers: tuple[str, ...] = ()
+    """``infra_blocked_when``: signs of an external blocker, in stdout or stderr."""
     readback: bool = False
     input_artifacts: tuple[InputArtifact, ...] = ()
     description: str = ""
@@ -161,6 +163,10 @@ def skill_dir_for(fixture_path: Path) -> Path:
 
 # Trial and case outcomes.
 PASS, FAIL, BLOCKED, NOT_TESTED = "PASS", "FAIL", "BLOCKED", "NOT_TESTED"
+# A trial whose expectations failed while an external blocker showed (``infra_blocked_when``):
+# never a pass, and counted like BLOCKED, but kept apart so that it is not taken for a fault
+# of the skill. A trial outcome only: its case is BLOCKED.
+INFRA_BLOCKED = "INFRA_BLOCKED"
 # Readiness of a fixture, and of a session (its worst fixture's).
 READY = "READY"
 USABLE_WITH_GAPS = "USABLE_WITH_GAPS"

@@ -41,15 +41,18 @@ def pass_hat_k(passed: int, total: int, k: int) -> float:
     return math.comb(passed, k) / math.comb(total, k)
 
 
-def case_reliability(passed: int, failed: int, ran: int) -> dict[str, Any]:
+def case_reliability(passed: int, failed: int, ran: int,
+                     infra_blocked: int = 0) -> dict[str, Any]:
     """The figures of one case over the trials that ran; empty figures when none did.
 
     Blocked trials count as trials that did not pass, but not as failures: a case is flaky
-    when some trials passed and some failed.
+    when some trials passed and some failed. Trials blocked by an external blocker
+    (``infra_blocked_when``) are counted apart, as ``infra_blocked``: they are not failures
+    of the skill, and not passes either.
     """
     if ran == 0:
         return {"passed": 0, "ran": 0, "pass_rate": None, "wilson_95": None,
-                "pass_hat_k": {}, "flaky": False}
+                "pass_hat_k": {}, "flaky": False, "infra_blocked": 0}
     low, high = wilson_interval(passed, ran)
     return {
         "passed": passed,
@@ -58,4 +61,5 @@ def case_reliability(passed: int, failed: int, ran: int) -> dict[str, Any]:
         "wilson_95": [round(low, 4), round(high, 4)],
         "pass_hat_k": {str(k): round(pass_hat_k(passed, ran, k), 4) for k in range(1, ran + 1)},
         "flaky": passed > 0 and failed > 0,
+        "infra_blocked": infra_blocked,
     }

@@ -17,11 +17,13 @@ from pytest_agentic_evals.execution.trial import TrialResult
 from pytest_agentic_evals.jsonio import display_path
 from pytest_agentic_evals.model import (
     FAIL,
+    INFRA_BLOCKED,
     NOT_READY,
     NOT_TESTED,
     PASS,
     READY,
     USABLE_WITH_GAPS,
+    Case,
     Fixture,
 )
 from pytest_agentic_evals.problems import pointer_for
@@ -58,8 +60,6 @@ def build_fixture_report(
     today = today or datetime.now(timezone.utc).date()
     cases = []
     verdicts = []
-    observed_outcomes: dict[str, str] = {}
-    ineligible_required: list[str] = []
     disqualified: dict[str, list[str]] = {}
     repo = git_state(fixture.path.parent)
     # Fewer trials than the fixture declares is less evidence than it asks for: never READY.
@@ -71,83 +71,35 @@ def build_fixture_report(
             partial = True
         results = [trials[(case.name, n)] for n in range(1, trial_count + 1)
                    if (case.name, n) in trials]
-        observed = case_outcome([result["outcome"] for result in results])
-        observed_outcomes[case.name] = observed
-        passed = sum(result["outcome"] == PASS for result in results)
-        problems, seen = [], set()
-        for result in results:
-            for problem in result.get("problems", ()):
-                if problem not in seen:  # the same failure in every trial is listed once
-                    seen.add(problem)
-                    problems.append(f"trial {result['trial']}: {problem}")
-        provenance = case_provenance(case)
-        block = execution_provenance(fixture, case, provenance, repo)
-        outcome = observed
-        if results and provenance.fails_integrity:
-            # A pass of a test or oracle that changed under a replay is no pass at all.
-            outcome = FAIL if observed == PASS else observed
-            problems += [f"evidence integrity: {code}"
-                         for code in provenance.eligibility.reason_codes]
-        if results and case.required and not provenance.eligibility.eligible:
-            ineligible_required.append(case.name)
-        verdicts.append(CaseVerdict(case.name, case.required, outcome, len(chosen), len(results),
+        entry = _case_entry(fixture, case, results, len(chosen), repo)
+        cases.append(entry)
+        verdicts.append(CaseVerdict(case.name, case.required, entry["outcome"], len(chosen),
+                                    len(results),
                                     shows_use=case.type == "positive" or case.real_world))
-        qualification = qualify(case)
-        if qualification.disqualifiers:
-            disqualified[case.name] = list(qualification.disqualifiers)
-        cases.append({
-            "name": case.name,
-            "type": case.type,
-            "required": case.required,
-            "real_world": case.real_world,
-            "outcome": outcome,
-            "observed_outcome": observed,
-            "problems": problems,
-            "infrastructure_failure": any(r.get("infrastructure") for r in results
-                                          if r["outcome"] != PASS),
-            "argv": list(case.command),
-            "tags": list(case.tags),
-            **qualification.as_report(),
-            "supports_claims": list(case.supports_claims),
-            "seams": list(case.seams),
-            "execution_mode": provenance.execution_mode,
-            "test_source_sha256": provenance.test_source_sha256,
-            "oracle_sha256": provenance.oracle_sha256,
-            "generation_id": provenance.generation_id,
-            "generated_test_lineage": block["generated_test_lineage"],
-            "application_identity": block["application_identity"],
-            "evidence_eligibility": block["evidence_eligibility"],
-            "execution_provenance": block,
-            "selected_trials": len(chosen),
-            "ran_trials": len(results),
-            "passed_trials": passed,
-            "pass_rate": round(passed / len(results), 4) if results else None,
-            "reliability": case_reliability(
-                passed, sum(r["outcome"] == "FAIL" for r in results), len(results)
-            ),
-            "usage": case_usage(results),
-            "trials": [{**result, "execution_provenance": block} for result in results],
-        })
+        if entry["evidence_disqualifiers"]:
+            disqualified[case.name] = entry["evidence_disqualifiers"]
 
     readiness_from_cases = case_readiness(verdicts, partial)
     notes = []
-    if ineligible_required and readiness_from_cases == READY:
+    ineligible = [entry["name"] for entry in cases if entry["required"] and entry["ran_trials"]
+                  and not entry["evidence_eligibility"]["eligible"]]
+    if ineligible and readiness_from_cases == READY:
         # Only an unchanged replay is evidence: a candidate that passed is not yet proof.
         # Usable still needs a required positive or real-world case among the eligible ones.
         eligible_passed = any(
-            case.required and (case.type == "positive" or case.real_world)
-            and verdict.outcome == PASS and case.name not in ineligible_required
-            for case, verdict in zip(fixture.cases, verdicts, strict=True))
+            entry["required"] and (entry["type"] == "positive" or entry["real_world"])
+            and entry["outcome"] == PASS and entry["name"] not in ineligible
+            for entry in cases)
         readiness_from_cases = USABLE_WITH_GAPS if eligible_passed else NOT_READY
         notes.append("required case(s) not eligible as evidence (only an unchanged "
-                     "regression_replay is): " + ", ".join(ineligible_required))
+                     "regression_replay is): " + ", ".join(ineligible))
     readiness = readiness_from_cases
     claims: dict[str, Any] = {}
     if fixture.data.get("capability_claims"):
         # Deselected cases are NOT_TESTED here, so claims only count what ran.
         # Observed outcomes: a claim judges provenance itself, per case and per admission.
-        claims, claim_readiness, claim_lines = capability_readiness(
-            fixture, observed_outcomes, today)
+        observed = {entry["name"]: entry["observed_outcome"] for entry in cases}
+        claims, claim_readiness, claim_lines = capability_readiness(fixture, observed, today)
         readiness = worst([readiness_from_cases, claim_readiness])
         notes.extend(claim_lines)
     if too_few_trials:
@@ -176,6 +128,13 @@ def build_fixture_report(
         "proof_scope": fixture.data.get("proof_scope"),
         "application_identity": fixture.data.get("application_identity"),
         "claims": fixture.data.get("claims"),
+        # The earlier tool's statements about the run, carried as written: they inform a
+        # reader and never change a verdict.
+        "live": fixture.data.get("live", any(c["real_world"] and c["ran_trials"]
+                                                for c in cases)),
+        "mocked": fixture.data.get("mocked", False),
+        "what_was_exercised": fixture.data.get("what_was_exercised"),
+        "what_remains_unverified": fixture.data.get("what_remains_unverified"),
         "readiness": readiness,
         "case_readiness": readiness_from_cases,
         "readiness_notes": notes,
@@ -191,6 +150,67 @@ def build_fixture_report(
     return report
 
 
+def _case_entry(
+    fixture: Fixture, case: Case, results: list[TrialResult], selected: int,
+    repo: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """A case's report entry from the trials of it that ran."""
+    observed = case_outcome([result["outcome"] for result in results])
+    passed = sum(result["outcome"] == PASS for result in results)
+    infra_blocked = sum(result["outcome"] == INFRA_BLOCKED for result in results)
+    problems, seen = [], set()
+    for result in results:
+        for problem in result.get("problems", ()):
+            if problem not in seen:  # the same failure in every trial is listed once
+                seen.add(problem)
+                problems.append(f"trial {result['trial']}: {problem}")
+    provenance = case_provenance(case)
+    block = execution_provenance(fixture, case, provenance, repo)
+    outcome = observed
+    if results and provenance.fails_integrity:
+        # A pass of a test or oracle that changed under a replay is no pass at all.
+        outcome = FAIL if observed == PASS else observed
+        problems += [f"evidence integrity: {code}"
+                     for code in provenance.eligibility.reason_codes]
+    return {
+        "name": case.name,
+        "type": case.type,
+        "required": case.required,
+        "real_world": case.real_world,
+        "outcome": outcome,
+        "observed_outcome": observed,
+        "problems": problems,
+        "infrastructure_failure": any(r.get("infrastructure") for r in results
+                                      if r["outcome"] != PASS),
+        "infra_blocked_trials": infra_blocked,
+        "argv": list(case.command),
+        "tags": list(case.tags),
+        **qualify(case).as_report(),
+        "supports_claims": list(case.supports_claims),
+        "seams": list(case.seams),
+        "category": case.source.get("category"),
+        "category_id": case.source.get("category_id"),
+        "execution_mode": provenance.execution_mode,
+        "test_source_sha256": provenance.test_source_sha256,
+        "oracle_sha256": provenance.oracle_sha256,
+        "generation_id": provenance.generation_id,
+        "generated_test_lineage": block["generated_test_lineage"],
+        "application_identity": block["application_identity"],
+        "evidence_eligibility": block["evidence_eligibility"],
+        "execution_provenance": block,
+        "selected_trials": selected,
+        "ran_trials": len(results),
+        "passed_trials": passed,
+        "pass_rate": round(passed / len(results), 4) if results else None,
+        "reliability": case_reliability(
+            passed, sum(r["outcome"] == FAIL for r in results), len(results),
+            infra_blocked=infra_blocked,
+        ),
+        "usage": case_usage(results),
+        "trials": [{**result, "execution_provenance": block} for result in results],
+    }
+
+
 def summarize(cases: list[dict[str, Any]]) -> dict[str, Any]:
     def count(subset: list[dict[str, Any]]) -> dict[str, int]:
         outcomes = [case["outcome"] for case in subset]
@@ -203,6 +223,8 @@ def summarize(cases: list[dict[str, Any]]) -> dict[str, Any]:
 
     return {"total": len(cases), **count(cases),
             "flaky": sum(bool(case["reliability"]["flaky"]) for case in cases),
+            # Kept apart from failures: an external blocker is not a fault of the skill.
+            "infra_blocked": sum(bool(case.get("infra_blocked_trials")) for case in cases),
             "required": count([case for case in cases if case["required"]])}
 
 

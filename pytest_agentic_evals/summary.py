@@ -48,6 +48,8 @@ def headline(report: dict[str, Any]) -> str:
     summary = report["summary"]
     parts = [f"{summary['passed']}/{summary['total']} cases passed",
              f"{summary['failed']} failed", f"{summary['blocked']} blocked"]
+    if summary.get("infra_blocked"):
+        parts[-1] += f" ({summary['infra_blocked']} by an external blocker)"
     if summary.get("flaky"):
         parts.append(f"{summary['flaky']} flaky")
     proven, claims = claims_tally(report)
@@ -63,6 +65,8 @@ def _trials_note(case: dict[str, Any]) -> str:
     if not figures.get("ran"):
         return ""
     note = f"{figures['passed']}/{figures['ran']} trials passed"
+    if figures.get("infra_blocked"):
+        note += f", {figures['infra_blocked']} infra-blocked"
     return note + (", flaky" if figures.get("flaky") else "")
 
 
@@ -152,7 +156,8 @@ def markdown(report: dict[str, Any]) -> str:
         proven, claims = claims_tally(fixture)
         out.append("| " + " | ".join(_cell(v) for v in (
             f"**{readiness_label(fixture)}**", fixture["fixture"], fixture["skill"],
-            f"{summary['passed']}/{summary['total']}", summary["failed"], summary["blocked"],
+            f"{summary['passed']}/{summary['total']}", summary["failed"],
+            _blocked_cell(summary),
             summary.get("flaky", 0), f"{proven}/{claims}" if claims else "-",
         )) + " |")
     notes = unsandboxed(report)
@@ -175,7 +180,8 @@ def markdown(report: dict[str, Any]) -> str:
                 rate_text = f"{figures['pass_rate']:.0%} ({low:.0%}-{high:.0%})"
             pass_n = f"{figures['pass_hat_k'][str(ran)]:.2f}" if ran else "-"
             kind = "" if case["outcome"] in (PASS, "NOT_TESTED") else (
-                "infrastructure" if is_infrastructure(case) else "capability")
+                "external blocker" if case.get("infra_blocked_trials") and case["outcome"]
+                == BLOCKED else "infrastructure" if is_infrastructure(case) else "capability")
             problem = _first_problem(case) if case["outcome"] in (FAIL, BLOCKED) else ""
             out.append("| " + " | ".join(_cell(v) for v in (
                 case["name"], case["outcome"], f"{figures.get('passed', 0)}/{ran}",
@@ -190,6 +196,11 @@ def markdown(report: dict[str, Any]) -> str:
                 out.append("| " + " | ".join(_cell(v) for v in (
                     claim_id, entry.get("criticality", ""), entry["verdict"], why)) + " |")
     return "\n".join(out) + "\n"
+
+
+def _blocked_cell(summary: dict[str, Any]) -> str:
+    infra = summary.get("infra_blocked")
+    return f"{summary['blocked']} ({infra} external)" if infra else str(summary["blocked"])
 
 
 def _usage_table(fixture: dict[str, Any]) -> list[str]:

@@ -9,6 +9,7 @@ from typing import Any
 from pytest_agentic_evals.model import (
     BLOCKED,
     FAIL,
+    INFRA_BLOCKED,
     NOT_ESTABLISHED,
     NOT_READY,
     NOT_TESTED,
@@ -20,12 +21,13 @@ from pytest_agentic_evals.model import (
 
 
 def case_outcome(trial_outcomes: Sequence[str]) -> str:
-    """PASS when every trial that ran passed; FAIL on any failure; BLOCKED otherwise."""
+    """PASS when every trial that ran passed; FAIL on any failure; BLOCKED otherwise (an
+    infra-blocked trial counts as blocked)."""
     if not trial_outcomes:
         return NOT_TESTED
     if FAIL in trial_outcomes:
         return FAIL
-    if BLOCKED in trial_outcomes:
+    if BLOCKED in trial_outcomes or INFRA_BLOCKED in trial_outcomes:
         return BLOCKED
     return PASS
 

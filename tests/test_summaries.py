@@ -153,7 +153,7 @@ def test_report_figures_match_the_trials(pytester: pytest.Pytester) -> None:
     flaky = next(r for r in reports if r["skill"] == "flaky")
     assert figures(flaky, "greets") == {
         "passed": 2, "ran": 3, "pass_rate": 0.6667, "wilson_95": [0.2077, 0.9385],
-        "pass_hat_k": {"1": 0.6667, "2": 0.3333, "3": 0.0}, "flaky": True,
+        "pass_hat_k": {"1": 0.6667, "2": 0.3333, "3": 0.0}, "flaky": True, "infra_blocked": 0,
     }
     assert flaky["summary"]["flaky"] == 1
     assert figures(flaky, "refuses-empty-name")["flaky"] is False

@@ -72,6 +72,8 @@ CLASS_MISSING = "MISSING"
 
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _EXEMPTION_KEYS = ("evidence_class", "reason_code", "justification", "owner", "expires")
+# Shown with an exemption, never making it valid, longer or proving: the earlier tool's notes.
+_EXEMPTION_NOTES = ("review_date", "manual_proof", "forfeits")
 
 
 def _names(cases: Iterable[Case]) -> str:
@@ -122,7 +124,8 @@ def _judge_exemptions(claim: Mapping[str, Any], today: datetime.date) -> _Exempt
                             "reason": "an exemption must be an object"})
             continue
         why = _exemption_defect(exemption, today)
-        shown = {key: exemption[key] for key in _EXEMPTION_KEYS if key in exemption}
+        shown = {key: exemption[key] for key in _EXEMPTION_KEYS + _EXEMPTION_NOTES
+                 if key in exemption}
         if why is None:
             valid.append(shown)
         else:
@@ -331,7 +334,8 @@ def _judge_claim(
     today: datetime.date,
 ) -> dict[str, Any]:
     claim_id = str(claim.get("id"))
-    criticality = claim.get("criticality")
+    # Omitted means critical, as it always did: fail closed.
+    criticality = claim.get("criticality", "critical")
     semantics = claim.get("claim_semantics")
     required = required_classes(claim)
 

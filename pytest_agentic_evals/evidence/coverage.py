@@ -261,6 +261,8 @@ def _seam_entry(
     return {
         "seam_id": seam_id,
         "seam_type": seam.get("seam_type"),
+        "claim_id": seam.get("claim_id"),
+        "failure_modes": list(seam.get("failure_modes") or ()),
         "criticality": criticality,
         "required_evidence": required,
         "status": status,

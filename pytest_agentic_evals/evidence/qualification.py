@@ -213,7 +213,8 @@ def qualify(case: Case) -> Qualification:
     """Judge a case's declared evidence class; live classes must earn their name.
 
     A case declaring ``live_e2e`` or ``adversarial_live_e2e`` is downgraded, never silently
-    accepted, when it feeds itself stub inputs, reaches no substantive production entrypoint,
+    accepted, when it feeds itself stub inputs or says it is ``mocked`` or ``uses_stub``,
+    reaches no substantive production entrypoint,
     has no independent read-back oracle, or is a browser ``$ask`` handler without
     ``--execute`` and a read-back of the provider's run artifacts.  It then counts as
     ``fault_injected_deterministic`` when it still reaches a real entrypoint (a real path with
@@ -242,6 +243,10 @@ def qualify(case: Case) -> Qualification:
                            "\"artifacts\" instead")
         if entrypoint is None:
             reasons.append(f"it reaches no substantive production entrypoint: {explanation}")
+    declared_fakes = [key for key in ("mocked", "uses_stub") if case.source.get(key) is True]
+    if declared_fakes:
+        reasons.append(f"it declares {' and '.join(f'{key}: true' for key in declared_fakes)}: "
+                       "a faked boundary is never live evidence")
     reasons += _oracle_disqualifiers(case)
     ask_reason, execute = _ask_disqualifier(case)
     if ask_reason is not None:

@@ -29,7 +29,7 @@ from pytest_agentic_evals.expectations.domains import FAILURE_PREFIXES
 from pytest_agentic_evals.expectations.observation import ArtifactError, Observation
 from pytest_agentic_evals.expectations.output import excerpt, secret_values
 from pytest_agentic_evals.expectations.trajectory import trial_usage
-from pytest_agentic_evals.model import BLOCKED, FAIL, PASS, Case, Fixture
+from pytest_agentic_evals.model import BLOCKED, FAIL, INFRA_BLOCKED, PASS, Case, Fixture
 
 TrialResult = dict[str, Any]
 
@@ -150,7 +150,8 @@ def _run_in(workspace: ws.Workspace, lease: Lease | None, context: _Context) -> 
         stderr_path=process.stderr_path,
         cwd=workspace.cwd,
         workspace=workspace.root,
-        needles=stream_needles(case.expected, case.blocked_markers),
+        # Blocked and external-blocker markers are both looked for in either stream.
+        needles=stream_needles(case.expected, case.blocked_markers + case.infra_markers),
         trajectory_path=workspace.cwd / env["AGENTIC_EVALS_TRAJECTORY"],
         domains=domains,
     )
@@ -245,6 +246,13 @@ def _judge(
         return BLOCKED, [blocked, *failures], markers
     if not hygiene and not failures:
         return PASS, [], markers
+    # An external blocker (a provider down, a quota spent) seen while the checks failed: not
+    # evidence against the skill, and never a pass either.
+    external = [m for m in case.infra_markers
+                if observation.contains("stdout", m) or observation.contains("stderr", m)]
+    if external and failures and not hygiene and not refused:
+        seen = [f"external blocker: saw {marker!r}" for marker in external]
+        return INFRA_BLOCKED, [*seen, *failures], markers
     # A check that could not be carried out (no trajectory, one that yielded no events, a
     # budget figure the transcript does not state) is NOT_TESTED: when that is all that went
     # wrong, the trial is BLOCKED with that reason; any real failure keeps it FAIL.

@@ -178,8 +178,10 @@ def check_artifact(assertion: Mapping[str, Any], observation: Observation) -> li
         failures.append(f"min_bytes: expected at least {assertion['min_bytes']}, file has {size}")
     if "sha256" in assertion:
         digest = file_sha256(path)
-        if digest != assertion["sha256"].lower():
-            failures.append(f"sha256: expected {assertion['sha256'].lower()}, got {digest}")
+        # Bare hex, or "sha256:<hex>" as the earlier tool wrote it.
+        wanted = assertion["sha256"].lower().removeprefix("sha256:")
+        if digest != wanted:
+            failures.append(f"sha256: expected {wanted}, got {digest}")
     if "content_is_empty" in assertion:
         empty = _read_text(path).strip() == ""
         if empty != assertion["content_is_empty"]:

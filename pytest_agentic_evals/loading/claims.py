@@ -77,10 +77,11 @@ def _one_claim_problems(
             "(a claim that requires nothing would be proven by nothing)")))
 
     semantics = claim.get("claim_semantics")
-    if claim.get("criticality") == "critical" and "claim_semantics" not in claim:
+    if claim.get("criticality", "critical") == "critical" and "claim_semantics" not in claim:
+        implied = "" if "criticality" in claim else " (criticality defaults to critical)"
         problems.append(Problem(shown, here + "/claim_semantics", (
-            f"{label} is critical and must say what kind of invariant it is: claim_semantics "
-            f"is one of {', '.join(CLAIM_SEMANTICS)}")))
+            f"{label} is critical{implied} and must say what kind of invariant it is: "
+            f"claim_semantics is one of {', '.join(CLAIM_SEMANTICS)}")))
 
     profile = claim.get("domain_profile")
     if isinstance(profile, str) and profile not in DOMAIN_PROFILES:

@@ -336,6 +336,7 @@ def _build_case(
         workspace=workspace,
         must_exercise=must_exercise,
         blocked_markers=blocked,
+        infra_markers=tuple(case.get("infra_blocked_when", ())),
         readback=case.get("readback", False),
         input_artifacts=tuple(artifact for _, artifact in inputs),
         description=case.get("description", ""),

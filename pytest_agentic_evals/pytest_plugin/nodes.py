@@ -20,7 +20,7 @@ from pytest_agentic_evals.execution.trial import TrialResult, run_trial
 from pytest_agentic_evals.expectations.builtin import ExpectationKind, extra_schemas
 from pytest_agentic_evals.loading import load_fixture
 from pytest_agentic_evals.loading.fixture import FixtureError
-from pytest_agentic_evals.model import BLOCKED, FAIL, Case, Fixture
+from pytest_agentic_evals.model import BLOCKED, FAIL, INFRA_BLOCKED, Case, Fixture
 
 EXCERPT_LINES = 20  # of each stream, in a failure's text
 
@@ -172,7 +172,7 @@ class TrialItem(pytest.Item):
         ]
         if result["outcome"] == FAIL:
             raise TrialFailed(TrialFailure.of(self.case, self.trial, self.trials, result))
-        if result["outcome"] == BLOCKED:
+        if result["outcome"] in (BLOCKED, INFRA_BLOCKED):
             pytest.skip(result["problems"][0])
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
