@@ -333,7 +333,7 @@ def test_only_the_workspace_scratch_tmp_home_and_declared_paths_are_writable(
     assert "seen" in said and f"ok: cat {readable}/readable.txt" in said
     assert "hidden: " in said  # the run directory is an empty one in there
     assert f"no: cat {masked}" in said and f"no: sh -c echo forged > '{masked}'" in said
-    assert "home: /tmp/home tmp: /tmp" in said
+    assert "home: /tmp/home tmp: /tmp/tmp" in said
     # What the host sees afterwards, whatever the script said.
     assert (workspace / "made").exists() and (scratch / "made").exists()
     assert (declared / "made").exists()

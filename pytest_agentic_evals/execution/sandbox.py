@@ -32,10 +32,14 @@ from pathlib import Path
 # variables of the runner). Also how a machine without namespaces is simulated: point it at a
 # program that fails.
 BWRAP_VARIABLE = "AGENTIC_EVALS_BWRAP"
-# Inside the sandbox: the private HOME lives in the private /tmp, so it costs no disk and
-# vanishes with the trial.
+# Inside the sandbox: the private HOME and temporary directory live in the private /tmp, so
+# they cost no disk and vanish with the trial. TMPDIR is not /tmp itself: the workspace and
+# scratch directory are mounted at their real paths, under the runner's run directory in /tmp,
+# and a run nested in the trial (which keeps its runs in $TMPDIR) must not see that run
+# directory, which has no in-use marker in there, as a finished run to prune.
 PRIVATE_TMP = "/tmp"
 PRIVATE_HOME = "/tmp/home"
+PRIVATE_TEMPDIR = "/tmp/tmp"
 # The shell the supervisor runs in; every Linux system has one there.
 SHELL = "/bin/sh"
 PROBE_TIMEOUT_SECONDS = 30.0
@@ -183,7 +187,7 @@ def bwrap_arguments(plan: MountPlan) -> list[str]:
         # remount the file system writable.
         args += ["--cap-drop", "ALL"]
     args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-             "--tmpfs", PRIVATE_TMP, "--dir", PRIVATE_HOME]
+             "--tmpfs", PRIVATE_TMP, "--dir", PRIVATE_HOME, "--dir", PRIVATE_TEMPDIR]
     covered = [Path(PRIVATE_TMP)]
     if plan.network != "host" and os.path.isdir("/run"):
         # Sockets of the host's daemons (a container engine, systemd, D-Bus) live there: with
@@ -226,8 +230,8 @@ def sandbox_environment(env: Mapping[str, str]) -> dict[str, str]:
     """A trial's environment as the sandbox needs it: its private HOME and /tmp."""
     inside = {name: value for name, value in env.items()
               if name not in PRIVATE_DIRECTORY_VARIABLES}
-    inside.update({"HOME": PRIVATE_HOME, "TMPDIR": PRIVATE_TMP, "TMP": PRIVATE_TMP,
-                   "TEMP": PRIVATE_TMP})
+    inside.update({"HOME": PRIVATE_HOME, "TMPDIR": PRIVATE_TEMPDIR, "TMP": PRIVATE_TEMPDIR,
+                   "TEMP": PRIVATE_TEMPDIR})
     return inside
 
 
