@@ -397,6 +397,8 @@ def test_zombie_is_not_reported(run: _Runner) -> None:
         child = os.fork()
         if child == 0:
             os._exit(0)
+        # Wait until the child has exited without reaping it: from here on it is a zombie.
+        os.waitid(os.P_PID, child, os.WEXITED | os.WNOWAIT)
         with open("pids.tmp", "w") as handle:
             handle.write(f"{os.getpid()} {child}")
         os.rename("pids.tmp", "pids")
