@@ -91,7 +91,7 @@ def _run_trial(
     try:
         workspace, lease = dirs.prepare(fixture, case, trial_dir)
     except (OSError, shutil.Error) as exc:
-        return _infrastructure_failure(trial, f"could not copy the skill directory: {exc}")
+        return infrastructure_failure(trial, f"could not copy the skill directory: {exc}")
     return _run_in(workspace, lease, context)
 
 
@@ -113,7 +113,7 @@ def _run_in(workspace: ws.Workspace, lease: Lease | None, context: _Context) -> 
     trial_dir, scratch = context.trial_dir, context.trial_dir / "scratch"
     problems = _prepare_files(workspace, case)
     if problems:
-        return _infrastructure_failure(trial, *problems, workspace=workspace.to_dict())
+        return infrastructure_failure(trial, *problems, workspace=workspace.to_dict())
 
     seed = str(secrets.randbelow(2**31))
     argv = expand_placeholders(case.command, {
@@ -135,7 +135,7 @@ def _run_in(workspace: ws.Workspace, lease: Lease | None, context: _Context) -> 
     process, domains = launched.process, launched.domains
     if process is None:
         problem = launched.blocked or launched.failure or "the command did not run"
-        failed = _infrastructure_failure(trial, problem, workspace=workspace.to_dict())
+        failed = infrastructure_failure(trial, problem, workspace=workspace.to_dict())
         failed["isolation"] = launched.isolation
         if launched.blocked is not None:
             failed["outcome"] = BLOCKED
@@ -273,9 +273,11 @@ def _artifact_hashes(case: Case, observation: Observation) -> dict[str, str]:
     return hashes
 
 
-def _infrastructure_failure(
+def infrastructure_failure(
     trial: int, *problems: str, workspace: dict[str, Any] | None = None
 ) -> TrialResult:
+    """The result of a trial that failed for a reason of the runner's, not the skill's: it
+    could not be prepared or started, or (seen by the pytest layer) it did not complete."""
     return {
         "trial": trial,
         "outcome": FAIL,

@@ -14,11 +14,12 @@ from typing import Any
 
 import pytest
 
+from pytest_agentic_evals.execution.trial import TrialResult, infrastructure_failure
 from pytest_agentic_evals.expectations.builtin import extra_schemas
 from pytest_agentic_evals.jsonio import write_json_atomically, write_text_atomically
 from pytest_agentic_evals.loading import load_fixture
 from pytest_agentic_evals.loading.fixture import FixtureError
-from pytest_agentic_evals.model import FAIL, Fixture
+from pytest_agentic_evals.model import Fixture
 from pytest_agentic_evals.pytest_plugin.kinds import PluginError, gather_kinds
 from pytest_agentic_evals.pytest_plugin.nodes import parse_trial_nodeid
 from pytest_agentic_evals.pytest_plugin.regressions import RegressionResults
@@ -28,7 +29,7 @@ from pytest_agentic_evals.report import build_fixture_report, session_report
 from pytest_agentic_evals.summary import fixture_reports, markdown, terminal_lines
 from pytest_agentic_evals.verdicts import excused_failure, fixture_gate
 
-TrialResults = dict[tuple[str, int], dict[str, Any]]  # (case, trial) -> the trial's result
+TrialResults = dict[tuple[str, int], TrialResult]  # (case, trial) -> the trial's result
 
 
 class Controller:
@@ -265,17 +266,13 @@ class XdistHooks:
             self.controller.fold_catalog(catalog)
 
 
-def _incomplete_trial(report: pytest.TestReport, trial: int) -> dict[str, Any]:
+def _incomplete_trial(report: pytest.TestReport, trial: int) -> TrialResult:
     """The result of a trial that failed outside the runner: a crashed worker, or an error
     pytest recorded (pytest-timeout's, a plugin's check that raised)."""
     crashed = str(report.when) == "???"  # how xdist marks a crashed worker's trial
     problem = ("the worker running this trial crashed" if crashed
                else f"trial did not complete ({report.when}): " + _crash_message(report))
-    return {
-        "trial": trial, "outcome": FAIL, "exit_code": None, "duration_ms": 0,
-        "timed_out": False, "left_behind_processes": [], "problems": [problem],
-        "infrastructure": True,
-    }
+    return infrastructure_failure(trial, problem)
 
 
 def _crash_message(report: pytest.TestReport) -> str:
