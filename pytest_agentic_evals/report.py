@@ -16,6 +16,7 @@ from pytest_agentic_evals.evidence.qualification import qualify
 from pytest_agentic_evals.execution.trial import TrialResult
 from pytest_agentic_evals.jsonio import display_path
 from pytest_agentic_evals.model import (
+    BLOCKED,
     FAIL,
     INFRA_BLOCKED,
     NOT_READY,
@@ -216,8 +217,8 @@ def summarize(cases: list[dict[str, Any]]) -> dict[str, Any]:
         outcomes = [case["outcome"] for case in subset]
         return {
             "passed": outcomes.count(PASS),
-            "failed": outcomes.count("FAIL"),
-            "blocked": outcomes.count("BLOCKED"),
+            "failed": outcomes.count(FAIL),
+            "blocked": outcomes.count(BLOCKED),
             "not_tested": outcomes.count(NOT_TESTED),
         }
 

@@ -11,9 +11,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_agentic_evals.model import BLOCKED, FAIL, NOT_TESTED, PASS, READY
 from pytest_agentic_evals.usage import FIGURE_TITLES, usage_cell
-
-PASS, FAIL, BLOCKED = "PASS", "FAIL", "BLOCKED"
 
 
 @dataclass(frozen=True)
@@ -115,7 +114,7 @@ def unsandboxed(report: dict[str, Any]) -> list[str]:
 def terminal_lines(report: dict[str, Any]) -> list[Line]:
     lines: list[Line] = []
     for fixture in fixture_reports(report):
-        colour = "green" if fixture["readiness"] == "READY" else "red"
+        colour = "green" if fixture["readiness"] == READY else "red"
         lines.append(Line(f"{readiness_label(fixture):<16} {headline(fixture)}", colour))
         failing = [c for c in fixture["cases"] if c["outcome"] in (FAIL, BLOCKED)]
         capability = [c for c in failing if not is_infrastructure(c)]
@@ -179,7 +178,7 @@ def markdown(report: dict[str, Any]) -> str:
                 low, high = figures["wilson_95"]
                 rate_text = f"{figures['pass_rate']:.0%} ({low:.0%}-{high:.0%})"
             pass_n = f"{figures['pass_hat_k'][str(ran)]:.2f}" if ran else "-"
-            kind = "" if case["outcome"] in (PASS, "NOT_TESTED") else (
+            kind = "" if case["outcome"] in (PASS, NOT_TESTED) else (
                 "external blocker" if case.get("infra_blocked_trials") and case["outcome"]
                 == BLOCKED else "infrastructure" if is_infrastructure(case) else "capability")
             problem = _first_problem(case) if case["outcome"] in (FAIL, BLOCKED) else ""

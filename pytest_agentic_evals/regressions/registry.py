@@ -48,6 +48,7 @@ from pytest_agentic_evals.problems import (
     shown_value,
 )
 from pytest_agentic_evals.schemas import schema_text
+from pytest_agentic_evals.verdicts import case_outcome
 
 REGISTRY_SCHEMA = "agentic_evals.regressions.v1"
 AUDIT_SCHEMA = "agentic_evals.regressions_audit.v1"
@@ -884,8 +885,7 @@ def run_retained_case(
     trials = [run_trial(fixture, case, n, private, kinds) for n in range(1, count + 1)]
     outcomes = [trial["outcome"] for trial in trials]
     result["trials"] = trials
-    result["outcome"] = (PASS if all(o == PASS for o in outcomes)
-                         else "FAIL" if "FAIL" in outcomes else "BLOCKED")
+    result["outcome"] = case_outcome(outcomes)
     for trial in trials:
         result["problems"] += [f"trial {trial['trial']}: {p}" for p in trial["problems"]]
     return result, False
