@@ -26,7 +26,7 @@ from __future__ import annotations
 import datetime
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_agentic_evals.evidence.provenance import (
@@ -327,97 +327,92 @@ def _seam_gap(fixture: Fixture, everyone: Sequence[_Evidence]) -> _Gap | None:
     return None
 
 
-def _judge_claim(
-    fixture: Fixture,
-    claim: Mapping[str, Any],
-    everyone: Sequence[_Evidence],
-    today: datetime.date,
-) -> dict[str, Any]:
-    claim_id = str(claim.get("id"))
-    # Omitted means critical, as it always did: fail closed.
-    criticality = claim.get("criticality", "critical")
-    semantics = claim.get("claim_semantics")
-    required = required_classes(claim)
+@dataclass
+class _Sorted:
+    """A claim's supporting cases, sorted by whether they count for it."""
 
-    listing = [item for item in everyone if claim_id in item.case.supports_claims]
-    records = admission_records(claim)
-    counted: list[_Evidence] = []
-    uncounted: list[dict[str, str]] = []
-    ineligible: list[_Evidence] = []
-    ineligible_report: list[dict[str, Any]] = []
+    counted: list[_Evidence] = field(default_factory=list)
+    uncounted: list[dict[str, str]] = field(default_factory=list)
+    ineligible: list[_Evidence] = field(default_factory=list)
+    ineligible_report: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _sort_evidence(
+    listing: Sequence[_Evidence], records: Sequence[Mapping[str, Any]] | None, claim_id: str
+) -> _Sorted:
+    found = _Sorted()
     for item in listing:
         # Evidence is an identity, not a name: a case that is not an unchanged replay, or that
         # is not the generation the claim pins, counts neither for nor against it.
         admitted_here = admitted(records, item.case, item.provenance)
         if not (item.provenance.eligibility.eligible and admitted_here):
-            ineligible.append(item)
-            ineligible_report.append(_ineligible_entry(item, admitted_here))
+            found.ineligible.append(item)
+            found.ineligible_report.append(_ineligible_entry(item, admitted_here))
             continue
         why = _counts_for(item, claim_id)
         if why is None:
-            counted.append(item)
+            found.counted.append(item)
         else:
-            uncounted.append({"case": item.case.name, "reason": why})
+            found.uncounted.append({"case": item.case.name, "reason": why})
+    return found
 
-    gaps: list[_Gap] = []
-    if not required:
-        gaps.append(_Gap("the claim requires no evidence class, so nothing can prove it", False))
 
-    by_class: dict[str, list[_Evidence]] = {}
-    for name in required:
-        by_class[name] = [i for i in counted if _serves(i.qualification.effective, name)]
-    for item in counted:  # classes offered beyond the requirement are shown, and can fail it
-        name = item.qualification.effective
-        if not any(_serves(name, wanted) for wanted in required):
-            by_class.setdefault(name, []).append(item)
-    provided = {name: _class_status([i for i in cases if i.ran])
-                for name, cases in by_class.items()}
-    exemptions = _judge_exemptions(claim, today)
-    for name in required:
-        gap = _class_gap(name, provided[name], by_class[name])
-        if gap is None:
-            continue
-        if provided[name] == CLASS_MISSING:
-            # Say where the evidence the author thought they had went.
-            downgraded = [i.case for i in listing if i.qualification.declared is not None
-                          and _serves(i.qualification.declared, name)
-                          and not _serves(i.qualification.effective, name)]
-            shared = [i.case for i in listing if i not in counted and i not in ineligible
-                      and _serves(i.qualification.effective, name)]
-            if downgraded:
-                gap = _Gap(f"{gap.reason} (declared but disqualified: {_names(downgraded)})",
-                           gap.blocked)
-            if shared:
-                gap = _Gap(f"{gap.reason} (shared live run with no artifact naming this "
-                           f"claim: {_names(shared)})", gap.blocked)
-            unadmissible = [i for i in ineligible if _serves(i.qualification.effective, name)]
-            if unadmissible:
-                gap = _Gap(f"{gap.reason} (not eligible evidence for this claim: "
-                           f"{_ineligible_names(unadmissible, records)})", gap.blocked)
-        for exemption in exemptions.valid:
-            if exemption["evidence_class"] == name:
-                # Said next to the gap it covers, and with the gap's own weight: an exemption
-                # neither proves the class nor makes its absence any worse.
-                gap = _Gap(f"{gap.reason}; it is exempt until {exemption['expires']} "
-                           f"({exemption['reason_code']}, owner {exemption['owner']}), and an "
-                           "exemption is shown but never proves a claim", gap.blocked)
-        gaps.append(gap)
-    # Counter-evidence is counter-evidence: a failing supporting case fails the claim even
-    # when its class was not required.
-    failed_cases = [item.case for item in counted if item.outcome == FAIL]
-    extra_failed = [item.case for item in counted if item.outcome == FAIL
-                    and not any(_serves(item.qualification.effective, n) for n in required)]
-    if extra_failed:
-        gaps.append(_Gap(f"supporting case(s) outside the required classes failed: "
-                         f"{_names(extra_failed)}", False))
+def _explained_class_gap(
+    name: str, gap: _Gap, listing: Sequence[_Evidence], found: _Sorted,
+    records: Sequence[Mapping[str, Any]] | None,
+) -> _Gap:
+    """A missing class's gap, with where the evidence the author thought they had went."""
+    downgraded = [i.case for i in listing if i.qualification.declared is not None
+                  and _serves(i.qualification.declared, name)
+                  and not _serves(i.qualification.effective, name)]
+    shared = [i.case for i in listing if i not in found.counted and i not in found.ineligible
+              and _serves(i.qualification.effective, name)]
+    if downgraded:
+        gap = _Gap(f"{gap.reason} (declared but disqualified: {_names(downgraded)})",
+                   gap.blocked)
+    if shared:
+        gap = _Gap(f"{gap.reason} (shared live run with no artifact naming this "
+                   f"claim: {_names(shared)})", gap.blocked)
+    unadmissible = [i for i in found.ineligible if _serves(i.qualification.effective, name)]
+    if unadmissible:
+        gap = _Gap(f"{gap.reason} (not eligible evidence for this claim: "
+                   f"{_ineligible_names(unadmissible, records)})", gap.blocked)
+    return gap
 
-    entry: dict[str, Any] = {
-        "description": claim.get("description"),
-        "criticality": criticality,
-        "claim_semantics": semantics,
-    }
-    value_bearing = semantics == "value_bearing"
-    if value_bearing:
+
+def _exempted(gap: _Gap, name: str, exemptions: Sequence[Mapping[str, Any]]) -> _Gap:
+    for exemption in exemptions:
+        if exemption["evidence_class"] == name:
+            # Said next to the gap it covers, and with the gap's own weight: an exemption
+            # neither proves the class nor makes its absence any worse.
+            gap = _Gap(f"{gap.reason}; it is exempt until {exemption['expires']} "
+                       f"({exemption['reason_code']}, owner {exemption['owner']}), and an "
+                       "exemption is shown but never proves a claim", gap.blocked)
+    return gap
+
+
+def _claim_verdict(
+    failed: bool, gaps: Sequence[_Gap], provided: Mapping[str, str], required: Sequence[str]
+) -> str:
+    if failed:
+        return FAILED
+    if not gaps:
+        return PROVEN
+    if all(gap.blocked for gap in gaps):
+        return BLOCKED_EXTERNAL
+    if any(provided.get(name) == CLASS_PROVEN for name in required):
+        return PARTIALLY_PROVEN
+    return NOT_ESTABLISHED
+
+
+def _shape_gaps(
+    fixture: Fixture, claim: Mapping[str, Any], claim_id: str, counted: Sequence[_Evidence],
+    everyone: Sequence[_Evidence], entry: dict[str, Any],
+) -> list[_Gap]:
+    """Gaps of the claim's shape: its representation matrix and seam when it bears values,
+    and its independence from the claim that produced its input."""
+    gaps = []
+    if claim.get("claim_semantics") == "value_bearing":
         matrix, missing, gap = _matrix(representations(claim), counted)
         entry["representations"] = matrix
         entry["missing_representations"] = missing
@@ -428,47 +423,94 @@ def _judge_claim(
             gaps.append(seam)
     else:
         entry["missing_representations"] = []
-
     producer = claim.get("independent_of")
     if isinstance(producer, str):
         if any(c.get("id") == producer for c in claims_data(fixture)) and producer != claim_id:
-            gap = _independence_gap(claim_id, producer, counted, everyone)
+            independence = _independence_gap(claim_id, producer, counted, everyone)
         else:
-            gap = _Gap(f"independent_of names {producer!r}, which is not another declared "
-                       "claim", False)
-        if gap is not None:
-            gaps.append(gap)
+            independence = _Gap(f"independent_of names {producer!r}, which is not another "
+                                "declared claim", False)
+        if independence is not None:
+            gaps.append(independence)
+    return gaps
 
-    if failed_cases:
-        verdict = FAILED
-    elif not gaps:
-        verdict = PROVEN
-    elif all(gap.blocked for gap in gaps):
-        verdict = BLOCKED_EXTERNAL
-    elif any(provided.get(name) == CLASS_PROVEN for name in required):
-        verdict = PARTIALLY_PROVEN
-    else:
-        verdict = NOT_ESTABLISHED
 
-    disqualified = [
-        {"case": item.case.name, "declared": item.qualification.declared,
-         "effective": item.qualification.effective,
-         "reasons": list(item.qualification.disqualifiers)}
-        for item in listing if item.qualification.disqualifiers
-    ]
+def _by_class(
+    required: Sequence[str], counted: Sequence[_Evidence]
+) -> dict[str, list[_Evidence]]:
+    """The counted cases by the evidence class they serve: the required classes first, then
+    classes offered beyond the requirement (shown, and able to fail the claim)."""
+    by_class: dict[str, list[_Evidence]] = {}
+    for name in required:
+        by_class[name] = [i for i in counted if _serves(i.qualification.effective, name)]
+    for item in counted:
+        name = item.qualification.effective
+        if not any(_serves(name, wanted) for wanted in required):
+            by_class.setdefault(name, []).append(item)
+    return by_class
+
+
+def _judge_claim(
+    fixture: Fixture,
+    claim: Mapping[str, Any],
+    everyone: Sequence[_Evidence],
+    today: datetime.date,
+) -> dict[str, Any]:
+    claim_id = str(claim.get("id"))
+    required = required_classes(claim)
+    listing = [item for item in everyone if claim_id in item.case.supports_claims]
+    records = admission_records(claim)
+    found = _sort_evidence(listing, records, claim_id)
+    counted = found.counted
+
+    gaps: list[_Gap] = []
+    if not required:
+        gaps.append(_Gap("the claim requires no evidence class, so nothing can prove it", False))
+    by_class = _by_class(required, counted)
+    provided = {name: _class_status([i for i in cases if i.ran])
+                for name, cases in by_class.items()}
+    exemptions = _judge_exemptions(claim, today)
+    for name in required:
+        gap = _class_gap(name, provided[name], by_class[name])
+        if gap is None:
+            continue
+        if provided[name] == CLASS_MISSING:
+            gap = _explained_class_gap(name, gap, listing, found, records)
+        gaps.append(_exempted(gap, name, exemptions.valid))
+    # Counter-evidence is counter-evidence: a failing supporting case fails the claim even
+    # when its class was not required.
+    extra_failed = [item.case for item in counted if item.outcome == FAIL
+                    and not any(_serves(item.qualification.effective, n) for n in required)]
+    if extra_failed:
+        gaps.append(_Gap(f"supporting case(s) outside the required classes failed: "
+                         f"{_names(extra_failed)}", False))
+
+    entry: dict[str, Any] = {
+        "description": claim.get("description"),
+        # Omitted means critical, as it always did: fail closed.
+        "criticality": claim.get("criticality", "critical"),
+        "claim_semantics": claim.get("claim_semantics"),
+    }
+    gaps += _shape_gaps(fixture, claim, claim_id, counted, everyone, entry)
     entry.update({
-        "verdict": verdict,
+        "verdict": _claim_verdict(any(item.outcome == FAIL for item in counted), gaps,
+                                  provided, required),
         "evidence_required": {name: True for name in required},
         "evidence_provided": provided,
         "supporting_cases": {name: [i.case.name for i in cases]
                              for name, cases in by_class.items()},
         "blocking_cases": [i.case.name for i in counted if i.outcome in (FAIL, BLOCKED)],
-        "disqualified_cases": disqualified,
-        "uncounted_cases": uncounted,
-        "ineligible_supporting_cases": ineligible_report,
+        "disqualified_cases": [
+            {"case": item.case.name, "declared": item.qualification.declared,
+             "effective": item.qualification.effective,
+             "reasons": list(item.qualification.disqualifiers)}
+            for item in listing if item.qualification.disqualifiers],
+        "uncounted_cases": found.uncounted,
+        "ineligible_supporting_cases": found.ineligible_report,
         "exempt_evidence": exemptions.valid,
         "ignored_exemptions": exemptions.ignored,
-        "independent_of": producer if isinstance(producer, str) else None,
+        "independent_of": (claim["independent_of"]
+                           if isinstance(claim.get("independent_of"), str) else None),
         "admitted_evidence": records,
         "reasons": [gap.reason for gap in gaps],
     })
