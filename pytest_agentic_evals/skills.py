@@ -250,14 +250,12 @@ def _relative(path: Path, root: Path) -> str:
         return str(path)
 
 
-def audit_skill(skill: FoundSkill, root: Path) -> dict[str, Any]:
-    """One skill's entry in the audit: posture, findings, recommended action."""
-    relative = _relative(skill.path, root)
-    shown_md = _relative(skill.path / SKILL_FILE, root)
-    skill_md = parse_skill_md(skill.path, shown_md)
-    findings = list(skill_md.findings)
-    executable = entrypoints(skill)
-
+def _audit_fixtures(
+    skill: FoundSkill, root: Path, findings: list[Finding]
+) -> tuple[list[dict[str, Any]], Counter[str]]:
+    """Each fixture of a skill, loaded: its entry, and how many there are of each kind
+    (``rejected`` for those that do not load); a rejected fixture's problems join
+    ``findings``."""
     fixtures: list[dict[str, Any]] = []
     kinds: Counter[str] = Counter()
     for path in fixture_paths(skill):
@@ -275,9 +273,14 @@ def audit_skill(skill: FoundSkill, root: Path) -> dict[str, Any]:
         kinds[kind] += 1
         fixtures.append({"path": shown, "status": "accepted", "eval_kind": kind,
                          "cases": len(fixture.cases), "trials": fixture.trials})
-    foreign = foreign_evals(skill)
-    reason = eval_not_required_reason(skill_md.frontmatter)
+    return fixtures, kinds
 
+
+def _posture(
+    kinds: Counter[str], foreign: list[str], reason: str | None, executable: list[str],
+    fixtures: list[dict[str, Any]], relative: str, shown_md: str, findings: list[Finding],
+) -> str:
+    """A skill's eval posture from what it has; what is missing joins ``findings``."""
     # The best evidence decides the posture: a rejected fixture beside an accepted one is
     # still reported through its findings, but the skill does have a runnable eval.
     if kinds["skill"]:
@@ -310,6 +313,23 @@ def audit_skill(skill: FoundSkill, root: Path) -> dict[str, Any]:
         posture = MISSING
         findings.append(Finding("EVAL001", "no eval fixture (fixtures/agentic_eval.json)",
                                 relative))
+    return posture
+
+
+def audit_skill(skill: FoundSkill, root: Path) -> dict[str, Any]:
+    """One skill's entry in the audit: posture, findings, recommended action."""
+    relative = _relative(skill.path, root)
+    shown_md = _relative(skill.path / SKILL_FILE, root)
+    skill_md = parse_skill_md(skill.path, shown_md)
+    findings = list(skill_md.findings)
+    executable = entrypoints(skill)
+
+    fixtures, kinds = _audit_fixtures(skill, root, findings)
+    foreign = foreign_evals(skill)
+    reason = eval_not_required_reason(skill_md.frontmatter)
+
+    posture = _posture(kinds, foreign, reason, executable, fixtures, relative, shown_md,
+                       findings)
 
     action = ACTIONS[posture]
     if posture == NOT_REQUIRED and executable:
