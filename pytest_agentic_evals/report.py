@@ -56,44 +56,18 @@ def build_fixture_report(
     """The report of one fixture from the trials that ran and the trials that were selected.
 
     ``trials`` maps (case name, trial number) to a trial result; ``selected`` maps case names
-    to the trial numbers that were selected to run (absent or empty: deselected).
+    to the trial numbers that were selected to run (absent or empty: deselected). Longer than
+    most functions here only by the report's top-level keys, kept in one literal in the
+    order of the report schema.
     """
     today = today or datetime.now(timezone.utc).date()
-    cases = []
-    verdicts = []
-    disqualified: dict[str, list[str]] = {}
     repo = git_state(fixture.path.parent)
     # Fewer trials than the fixture declares is less evidence than it asks for: never READY.
     too_few_trials = trial_count < fixture.trials
-    partial = interrupted or too_few_trials
-    for case in fixture.cases:
-        chosen = sorted(set(selected.get(case.name, ())))
-        if len(chosen) < trial_count:
-            partial = True
-        results = [trials[(case.name, n)] for n in range(1, trial_count + 1)
-                   if (case.name, n) in trials]
-        entry = _case_entry(fixture, case, results, len(chosen), repo)
-        cases.append(entry)
-        verdicts.append(CaseVerdict(case.name, case.required, entry["outcome"], len(chosen),
-                                    len(results),
-                                    shows_use=case.type == "positive" or case.real_world))
-        if entry["evidence_disqualifiers"]:
-            disqualified[case.name] = entry["evidence_disqualifiers"]
-
-    readiness_from_cases = case_readiness(verdicts, partial)
-    notes = []
-    ineligible = [entry["name"] for entry in cases if entry["required"] and entry["ran_trials"]
-                  and not entry["evidence_eligibility"]["eligible"]]
-    if ineligible and readiness_from_cases == READY:
-        # Only an unchanged replay is evidence: a candidate that passed is not yet proof.
-        # Usable still needs a required positive or real-world case among the eligible ones.
-        eligible_passed = any(
-            entry["required"] and (entry["type"] == "positive" or entry["real_world"])
-            and entry["outcome"] == PASS and entry["name"] not in ineligible
-            for entry in cases)
-        readiness_from_cases = USABLE_WITH_GAPS if eligible_passed else NOT_READY
-        notes.append("required case(s) not eligible as evidence (only an unchanged "
-                     "regression_replay is): " + ", ".join(ineligible))
+    cases, verdicts, some_unselected = _case_reports(fixture, trials, selected, trial_count,
+                                                     repo)
+    partial = interrupted or too_few_trials or some_unselected
+    readiness_from_cases, notes = _eligible_readiness(case_readiness(verdicts, partial), cases)
     readiness = readiness_from_cases
     claims: dict[str, Any] = {}
     if fixture.data.get("capability_claims"):
@@ -103,16 +77,9 @@ def build_fixture_report(
         claims, claim_readiness, claim_lines = capability_readiness(fixture, observed, today)
         readiness = worst([readiness_from_cases, claim_readiness])
         notes.extend(claim_lines)
-    if too_few_trials:
-        notes.append(f"partial run: {trial_count} trials per case, fewer than the "
-                     f"{fixture.trials} the fixture declares")
-    elif partial and not interrupted:
-        notes.append("partial run: not every case and trial was selected")
-    if interrupted:
-        notes.append("the run was interrupted")
-    if fixture.eval_kind == "scaffold":
-        notes.append("scaffold fixture (eval_kind: scaffold): exempt from the anti-slush "
-                     "contract, so its readiness says the skill starts, not that it works")
+    notes += _run_notes(fixture, trial_count, partial, interrupted)
+    disqualified = {entry["name"]: entry["evidence_disqualifiers"] for entry in cases
+                    if entry["evidence_disqualifiers"]}
 
     report = {
         "version": 2,
@@ -149,6 +116,63 @@ def build_fixture_report(
     gate = fixture_gate(report)
     report["gate"] = {"counts": gate.counts, "passed": gate.passed, "reason": gate.reason}
     return report
+
+
+def _run_notes(fixture: Fixture, trial_count: int, partial: bool, interrupted: bool) -> list[str]:
+    """What a reader must know about how much of the fixture this run ran."""
+    notes = []
+    if trial_count < fixture.trials:
+        notes.append(f"partial run: {trial_count} trials per case, fewer than the "
+                     f"{fixture.trials} the fixture declares")
+    elif partial and not interrupted:
+        notes.append("partial run: not every case and trial was selected")
+    if interrupted:
+        notes.append("the run was interrupted")
+    if fixture.eval_kind == "scaffold":
+        notes.append("scaffold fixture (eval_kind: scaffold): exempt from the anti-slush "
+                     "contract, so its readiness says the skill starts, not that it works")
+    return notes
+
+
+def _case_reports(
+    fixture: Fixture,
+    trials: Mapping[tuple[str, int], TrialResult],
+    selected: Mapping[str, Iterable[int]],
+    trial_count: int,
+    repo: Mapping[str, Any] | None,
+) -> tuple[list[dict[str, Any]], list[CaseVerdict], bool]:
+    """Each case's report entry and verdict, and whether a case had trials left unselected."""
+    cases, verdicts, some_unselected = [], [], False
+    for case in fixture.cases:
+        chosen = sorted(set(selected.get(case.name, ())))
+        some_unselected = some_unselected or len(chosen) < trial_count
+        results = [trials[(case.name, n)] for n in range(1, trial_count + 1)
+                   if (case.name, n) in trials]
+        entry = _case_entry(fixture, case, results, len(chosen), repo)
+        cases.append(entry)
+        verdicts.append(CaseVerdict(case.name, case.required, entry["outcome"], len(chosen),
+                                    len(results),
+                                    shows_use=case.type == "positive" or case.real_world))
+    return cases, verdicts, some_unselected
+
+
+def _eligible_readiness(readiness: str, cases: list[dict[str, Any]]) -> tuple[str, list[str]]:
+    """The readiness the cases earn once ineligible evidence is set aside, and why it fell.
+
+    Only an unchanged replay is evidence: a candidate that passed is not yet proof. Usable
+    still needs a required positive or real-world case among the eligible ones.
+    """
+    ineligible = [entry["name"] for entry in cases if entry["required"] and entry["ran_trials"]
+                  and not entry["evidence_eligibility"]["eligible"]]
+    if not ineligible or readiness != READY:
+        return readiness, []
+    eligible_passed = any(
+        entry["required"] and (entry["type"] == "positive" or entry["real_world"])
+        and entry["outcome"] == PASS and entry["name"] not in ineligible
+        for entry in cases)
+    return (USABLE_WITH_GAPS if eligible_passed else NOT_READY,
+            ["required case(s) not eligible as evidence (only an unchanged regression_replay "
+             "is): " + ", ".join(ineligible)])
 
 
 def _case_entry(
