@@ -172,7 +172,27 @@ def check_artifact(assertion: Mapping[str, Any], observation: Observation) -> li
     if outside and not _written_during_trial(path, observation):
         return ["file was not written during this trial (left from before it started)"]
 
-    failures = []
+    failures = _file_checks(assertion, path)
+    needs_json = "json_pointer" in assertion or any(k in assertion for k in _NEEDS_JSON)
+    if "equals" in assertion and not isinstance(assertion["equals"], str):
+        needs_json = True
+    value: Any = _json_value(path, assertion.get("json_pointer", "")) if needs_json else None
+    if not needs_json:
+        value = _read_text(path)
+
+    if "equals" in assertion and not json_equal(value, assertion["equals"]):
+        failures.append(f"equals: expected {_show(assertion['equals'])}, got {_show(value)}"
+                        + _newline_hint(value, assertion["equals"]))
+    if "equals_artifact" in assertion:
+        failures += _equals_artifact(assertion["equals_artifact"], value, needs_json, outside,
+                                     observation)
+    failures += _value_checks(assertion, value, needs_json)
+    return failures
+
+
+def _file_checks(assertion: Mapping[str, Any], path: Path) -> list[str]:
+    """Checks of the file as a whole: size, hash, emptiness, lines."""
+    failures: list[str] = []
     size = path.stat().st_size
     if "min_bytes" in assertion and size < assertion["min_bytes"]:
         failures.append(f"min_bytes: expected at least {assertion['min_bytes']}, file has {size}")
@@ -199,33 +219,36 @@ def check_artifact(assertion: Mapping[str, Any], observation: Observation) -> li
                 failures.append(f"lines_exclude: {unwanted!r} found on line "
                                 + ", ".join(map(str, hits[:5])) + (" ..." if len(hits) > 5 else ""))
 
-    needs_json = "json_pointer" in assertion or any(k in assertion for k in _NEEDS_JSON)
-    if "equals" in assertion and not isinstance(assertion["equals"], str):
-        needs_json = True
-    value: Any = _json_value(path, assertion.get("json_pointer", "")) if needs_json else None
-    if not needs_json:
-        value = _read_text(path)
+    return failures
 
-    if "equals" in assertion and not json_equal(value, assertion["equals"]):
-        failures.append(f"equals: expected {_show(assertion['equals'])}, got {_show(value)}"
-                        + _newline_hint(value, assertion["equals"]))
-    if "equals_artifact" in assertion:
-        other = assertion["equals_artifact"]
-        other_path = observation.resolve(other["path"], outside)
-        if not other_path.is_file():
-            failures.append(f"equals_artifact: {other['path']} not found after the run")
-        elif outside and not _written_during_trial(other_path, observation):
-            failures.append(f"equals_artifact: {other['path']} was not written during this "
-                            "trial (left from before it started)")
+
+def _equals_artifact(
+    other: Mapping[str, Any], value: Any, needs_json: bool, outside: bool,
+    observation: Observation,
+) -> list[str]:
+    """``equals_artifact``: the value equals that of another file of the run."""
+    failures: list[str] = []
+    other_path = observation.resolve(other["path"], outside)
+    if not other_path.is_file():
+        failures.append(f"equals_artifact: {other['path']} not found after the run")
+    elif outside and not _written_during_trial(other_path, observation):
+        failures.append(f"equals_artifact: {other['path']} was not written during this "
+                        "trial (left from before it started)")
+    else:
+        if "json_pointer" in other or needs_json:
+            other_value = _json_value(other_path, other.get("json_pointer", ""))
         else:
-            if "json_pointer" in other or needs_json:
-                other_value = _json_value(other_path, other.get("json_pointer", ""))
-            else:
-                other_value = _read_text(other_path)
-            if not json_equal(value, other_value):
-                failures.append(f"equals_artifact: {_show(value)} differs from "
-                                f"{other['path']} {other.get('json_pointer', '')}: "
-                                f"{_show(other_value)}".rstrip())
+            other_value = _read_text(other_path)
+        if not json_equal(value, other_value):
+            failures.append(f"equals_artifact: {_show(value)} differs from "
+                            f"{other['path']} {other.get('json_pointer', '')}: "
+                            f"{_show(other_value)}".rstrip())
+    return failures
+
+
+def _value_checks(assertion: Mapping[str, Any], value: Any, needs_json: bool) -> list[str]:
+    """Checks of the value read from the file (a JSON value, or the text)."""
+    failures: list[str] = []
     if "is_true" in assertion and value is not assertion["is_true"]:
         failures.append(f"is_true: expected {json.dumps(assertion['is_true'])}, got {_show(value)}")
     if "is_type" in assertion and json_type(value) != assertion["is_type"] and not (
