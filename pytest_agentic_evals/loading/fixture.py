@@ -260,6 +260,8 @@ def _build_case(
     skill_dir: Path,
     shown: str,
 ) -> tuple[Case, list[Problem]]:
+    """One case, built from its JSON and the fixture's defaults, and what is wrong with it.
+    Long by the Case's fields, one per line; every check is a function of its own."""
     problems: list[Problem] = []
     here = pointer_for("cases", index)
     expected, rule_problems = merge_case_rules(case, case["expected"])
@@ -270,15 +272,8 @@ def _build_case(
     cwd = fixture_path.parent
     if cwd_text:
         cwd = Path(os.path.normpath(cwd / cwd_text))
-    cwd_pointer = here + "/cwd" if "cwd" in case else "/cwd"
-    if not cwd.is_dir():
-        problems.append(Problem(shown, cwd_pointer, f"working directory does not exist: {cwd}"))
-    elif workspace == "copy" and not _inside(cwd, skill_dir):
-        problems.append(Problem(
-            shown, cwd_pointer,
-            f"working directory {cwd} is outside the skill directory {skill_dir}, which each "
-            'trial copies; use "workspace": "inplace" to run in the real tree',
-        ))
+    problems += _cwd_problems(cwd, workspace, skill_dir, shown,
+                              here + "/cwd" if "cwd" in case else "/cwd")
 
     env = {**defaults.get("env", {}), **case.get("env", {})}
     timeout = case.get("timeout_seconds", defaults.get("timeout_seconds"))
@@ -297,25 +292,12 @@ def _build_case(
     problems += writable_problems
     sandbox_source = "the case" if "sandbox" in case else "the fixture"
 
-    joined = " ".join(case["command"])
-    for needle in must_exercise:
-        if needle not in joined:
-            problems.append(Problem(
-                shown, here + "/command",
-                f"must_exercise {needle!r} does not appear in the command ({joined!r}): a "
-                "wrapper must not stand in for the downstream contract it claims to exercise",
-            ))
+    problems += _must_exercise_problems(case["command"], must_exercise, shown, here)
     for pointer, artifact in inputs:
         problems += _containment(
             artifact.path, artifact.outside_workspace, cwd, skill_dir, shown, pointer + "/path",
         )
-    for position, assertion in enumerate(expected.get("artifacts", ())):
-        problems += _artifact_assertion_problems(
-            assertion, cwd, skill_dir, shown, f"{here}/expected/artifacts/{position}"
-        )
-    for stream in ("stdout_matches", "stderr_matches"):
-        for position, pattern in enumerate(expected.get(stream, ())):
-            problems += _regex_problems(pattern, shown, f"{here}/expected/{stream}/{position}")
+    problems += _expected_problems(expected, cwd, skill_dir, shown, here)
 
     built = Case(
         index=index,
@@ -348,6 +330,46 @@ def _build_case(
         writable_paths=writable,
     )
     return built, problems
+
+
+def _cwd_problems(
+    cwd: Path, workspace: str, skill_dir: Path, shown: str, pointer: str
+) -> list[Problem]:
+    if not cwd.is_dir():
+        return [Problem(shown, pointer, f"working directory does not exist: {cwd}")]
+    if workspace == "copy" and not _inside(cwd, skill_dir):
+        return [Problem(
+            shown, pointer,
+            f"working directory {cwd} is outside the skill directory {skill_dir}, which each "
+            'trial copies; use "workspace": "inplace" to run in the real tree',
+        )]
+    return []
+
+
+def _must_exercise_problems(
+    command: list[str], must_exercise: tuple[str, ...], shown: str, here: str
+) -> list[Problem]:
+    joined = " ".join(command)
+    return [Problem(
+        shown, here + "/command",
+        f"must_exercise {needle!r} does not appear in the command ({joined!r}): a "
+        "wrapper must not stand in for the downstream contract it claims to exercise",
+    ) for needle in must_exercise if needle not in joined]
+
+
+def _expected_problems(
+    expected: Mapping[str, Any], cwd: Path, skill_dir: Path, shown: str, here: str
+) -> list[Problem]:
+    """What the schema cannot say about a case's artifact assertions and patterns."""
+    problems: list[Problem] = []
+    for position, assertion in enumerate(expected.get("artifacts", ())):
+        problems += _artifact_assertion_problems(
+            assertion, cwd, skill_dir, shown, f"{here}/expected/artifacts/{position}"
+        )
+    for stream in ("stdout_matches", "stderr_matches"):
+        for position, pattern in enumerate(expected.get(stream, ())):
+            problems += _regex_problems(pattern, shown, f"{here}/expected/{stream}/{position}")
+    return problems
 
 
 def _budget_reads_the_trajectory(expected: Mapping[str, Any]) -> Mapping[str, Any]:
