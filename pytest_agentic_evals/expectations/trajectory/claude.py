@@ -15,10 +15,10 @@ from typing import Any
 from pytest_agentic_evals.expectations.trajectory.events import (
     Event,
     Figures,
-    TrajectoryError,
     Transcript,
     make_event,
     mapping,
+    typed_records,
 )
 
 FORMAT = "Claude Code stream-json"
@@ -36,10 +36,7 @@ def is_claude_record(record: Mapping[str, Any]) -> bool:
 def parse(records: list[Any]) -> Transcript:
     events: list[Event] = []
     figures = Figures()
-    for number, record in enumerate(records, 1):
-        if not isinstance(record, dict) or not isinstance(record.get("type"), str):
-            raise TrajectoryError(f"record {number} is not a Claude Code stream-json message "
-                                  "(an object with a string \"type\")")
+    for _, record in typed_records(records, "a Claude Code stream-json message"):
         kind = record["type"]
         parent = record.get("parent_tool_use_id")
         agent_id = parent if isinstance(parent, str) and parent else None

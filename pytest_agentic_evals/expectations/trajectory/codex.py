@@ -20,11 +20,11 @@ from typing import Any
 from pytest_agentic_evals.expectations.trajectory.events import (
     Event,
     Figures,
-    TrajectoryError,
     Transcript,
     json_object,
     make_event,
     mapping,
+    typed_records,
 )
 
 FORMAT = "Codex exec --json"
@@ -41,10 +41,7 @@ def parse(records: list[Any]) -> Transcript:
     order: list[tuple[str | None, str]] = []
     items: dict[tuple[str | None, str], tuple[Mapping[str, Any], str | None]] = {}
     figures = Figures()
-    for number, record in enumerate(records, 1):
-        if not isinstance(record, dict) or not isinstance(record.get("type"), str):
-            raise TrajectoryError(f"record {number} is not a Codex exec --json event "
-                                  "(an object with a string \"type\")")
+    for number, record in typed_records(records, "a Codex exec --json event"):
         kind = record["type"]
         if kind == "thread.started" and isinstance(record.get("thread_id"), str):
             thread = record["thread_id"]

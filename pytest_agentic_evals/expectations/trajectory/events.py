@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -168,3 +168,13 @@ class Transcript:
 def mapping(value: Any) -> Mapping[str, Any]:
     """``value`` when it is an object, else an empty one: transcripts are read defensively."""
     return value if isinstance(value, dict) else {}
+
+
+def typed_records(records: list[Any], what: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The records of a JSON Lines transcript, numbered from 1, each checked to be an object
+    with a string ``type``; ``what`` names a record of the format in the error."""
+    for number, record in enumerate(records, 1):
+        if not isinstance(record, dict) or not isinstance(record.get("type"), str):
+            raise TrajectoryError(f"record {number} is not {what} "
+                                  "(an object with a string \"type\")")
+        yield number, record

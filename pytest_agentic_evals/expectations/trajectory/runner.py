@@ -19,6 +19,7 @@ from pytest_agentic_evals.expectations.trajectory.events import (
     TrajectoryError,
     Transcript,
     make_event,
+    typed_records,
 )
 
 FORMAT = "the runner's JSON Lines"
@@ -28,10 +29,7 @@ _STATED = tuple(name for name in FIGURES if name != "tool_calls")
 def parse(records: list[Any]) -> Transcript:
     events: list[Event] = []
     figures = Figures()
-    for number, record in enumerate(records, 1):
-        if not isinstance(record, dict) or not isinstance(record.get("type"), str):
-            raise TrajectoryError(f"record {number} is not a recognised trajectory event "
-                                  "(an object with a string \"type\")")
+    for number, record in typed_records(records, "a recognised trajectory event"):
         if record["type"] == "usage":
             for name in _STATED:
                 figures.add(name, record.get(name), f"usage records' {name}")
