@@ -42,6 +42,10 @@ def _journeys() -> ModuleType:
     return importlib.import_module("pytest_agentic_evals.cli.journeys")
 
 
+def _clean() -> ModuleType:
+    return importlib.import_module("pytest_agentic_evals.cli.clean")
+
+
 # name -> (its line in --help, the module that implements it), in the order --help lists them
 COMMANDS: dict[str, tuple[str, Callable[[], ModuleType]]] = {
     "run": ("run fixtures' cases as trials and gate on readiness", _run),
@@ -56,6 +60,7 @@ COMMANDS: dict[str, tuple[str, Callable[[], ModuleType]]] = {
     "plan-journeys": ("bind requirements to what live discovery observed: a journey plan "
                       "over the state graph (executes nothing)", _journeys),
     "schema": ("print a JSON Schema shipped with the package", _documents),
+    "clean": ("remove finished run directories (failed trials' kept output)", _clean),
 }
 
 

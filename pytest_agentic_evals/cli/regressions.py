@@ -20,7 +20,7 @@ from pytest_agentic_evals.cli.common import (
 )
 from pytest_agentic_evals.cli.plugins import plugin_kinds
 from pytest_agentic_evals.execution.environment import DEFAULT_TIMEOUT_SECONDS, RunSettings
-from pytest_agentic_evals.execution.rundirs import new_run_dir
+from pytest_agentic_evals.execution.rundirs import RunDir
 from pytest_agentic_evals.expectations.builtin import extra_schemas
 from pytest_agentic_evals.regressions import registry as regressions
 
@@ -160,7 +160,8 @@ def _verify_all(
     timeout: float | None,
 ) -> list[dict[str, Any]]:
     kinds = plugin_kinds()
-    run_dir, in_use = new_run_dir(run_id)
+    run = RunDir(run_id)
+    run_dir = run.open()
     results = []
     try:
         settings = RunSettings(run_id=run_id, run_dir=run_dir,
@@ -171,5 +172,5 @@ def _verify_all(
                 registry, regression, settings, kinds, extra_expectations=extra_schemas(kinds),
             ))
     finally:
-        in_use.close()
+        run.close()
     return results

@@ -17,6 +17,7 @@ from pytest_agentic_evals.execution import workspace as ws
 from pytest_agentic_evals.execution.environment import RunSettings, trial_environment
 from pytest_agentic_evals.execution.isolation import Place, launch
 from pytest_agentic_evals.execution.process import ProcessResult
+from pytest_agentic_evals.execution.rundirs import mark_kept
 from pytest_agentic_evals.execution.trialdirs import Lease, TrialDirs
 from pytest_agentic_evals.expectations.builtin import (
     UNTESTED_PREFIXES,
@@ -184,7 +185,9 @@ def _run_in(workspace: ws.Workspace, lease: Lease | None, context: _Context) -> 
     }
     keep = outcome != PASS or settings.keep_passed_workspaces
     result["workspace"]["kept"] = keep or workspace.mode == "inplace"
-    if not keep:
+    if keep:
+        mark_kept(settings.run_dir)  # no other run removes it: the user does
+    else:
         # Repaired and reused when that is provably safe, else removed in the background.
         context.dirs.release(trial_dir, lease)
         result["output_dir"] = None

@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_agentic_evals.execution.rundirs import runs_root
 from pytest_agentic_evals.model import Case, Fixture
 
 # Folders a skill does not need at run time: version control, dependency trees, caches.
@@ -70,16 +69,15 @@ def in_place(fixture: Fixture, case: Case) -> Workspace:
 
 @contextlib.contextmanager
 def exclusive(directory: Path) -> Iterator[None]:
-    """Serialize in-place trials of one directory across processes (xdist workers)."""
-    locks = runs_root() / "locks"
-    locks.mkdir(parents=True, exist_ok=True)
-    name = hashlib.sha256(str(directory.resolve()).encode()).hexdigest()[:32]
-    with open(locks / f"{name}.lock", "w") as handle:
+    """Serialize in-place trials of one directory across processes: xdist workers, and runs
+    whatever their ``$TMPDIR`` or user. The lock is on the real directory itself (its inode,
+    reached through any symlink), so it needs no file of its own anywhere."""
+    handle = os.open(os.path.realpath(directory), os.O_RDONLY | os.O_DIRECTORY)
+    try:
         fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+        yield
+    finally:
+        os.close(handle)  # releases the lock
 
 
 def trial_dir_name(fixture: Fixture, case: Case, trial: int) -> Path:

@@ -16,11 +16,10 @@ registered wherever fixtures are loaded.
 from __future__ import annotations
 
 import uuid
-from pathlib import Path
 
 import pytest
 
-from pytest_agentic_evals.execution.rundirs import join_run_dir, new_run_dir
+from pytest_agentic_evals.execution.rundirs import RunDir, prune, runs_root
 from pytest_agentic_evals.pytest_plugin.controller import Controller, XdistHooks
 from pytest_agentic_evals.pytest_plugin.kinds import BUILTIN_KINDS_PLUGIN, BuiltinKinds
 from pytest_agentic_evals.pytest_plugin.regressions import (
@@ -41,6 +40,7 @@ from pytest_agentic_evals.pytest_plugin.worker import (
 WORKER_PLUGIN = "agentic-evals-worker"
 CONTROLLER_PLUGIN = "agentic-evals-controller"
 XDIST_PLUGIN = "agentic-evals-xdist"
+PRUNING_PLUGIN = "agentic-evals-pruning"
 
 
 def register_roles(config: pytest.Config, settings: Settings) -> None:
@@ -54,31 +54,34 @@ def register_roles(config: pytest.Config, settings: Settings) -> None:
 
 
 def _register_worker(config: pytest.Config, settings: Settings) -> None:
-    """An xdist worker: it joins the run its controller opened."""
+    """An xdist worker: it joins the run its controller named (on a host of its own, it makes
+    the directory there)."""
     run_id = config.workerinput[RUN_ID_KEY]  # type: ignore[attr-defined]
-    run_dir, in_use = join_run_dir(run_id)
-    config.add_cleanup(in_use.close)  # the run is over here: its directory may be pruned
-    _add_worker(config, settings, run_id, run_dir, publish_to_controller(config))
+    _add_worker(config, settings, RunDir(run_id, prune=False), publish_to_controller(config))
 
 
 def _register_controller(config: pytest.Config, settings: Settings) -> None:
-    """The controller of an xdist run: it opens the run, and collects and runs nothing."""
-    run_id, _ = _open_run(config)
-    controller = _add_controller(config, settings, run_id)
+    """The controller of an xdist run: it names the run, prunes finished runs, and collects
+    and runs nothing; the workers make the run's directory."""
+    controller = _add_controller(config, settings, uuid.uuid4().hex[:12])
     config.pluginmanager.register(XdistHooks(controller), XDIST_PLUGIN)
+    config.pluginmanager.register(Pruning(), PRUNING_PLUGIN)
 
 
 def _register_serial_run(config: pytest.Config, settings: Settings) -> None:
-    run_id, run_dir = _open_run(config)
-    controller = _add_controller(config, settings, run_id)
-    _add_worker(config, settings, run_id, run_dir, controller.fold_catalog)
+    run = RunDir(uuid.uuid4().hex[:12])
+    controller = _add_controller(config, settings, run.run_id)
+    _add_worker(config, settings, run, controller.fold_catalog)
 
 
-def _open_run(config: pytest.Config) -> tuple[str, Path]:
-    run_id = uuid.uuid4().hex[:12]
-    run_dir, in_use = new_run_dir(run_id)
-    config.add_cleanup(in_use.close)  # the run is over: its directory may now be pruned
-    return run_id, run_dir
+class Pruning:
+    """The xdist controller's share of the run directories: the pruning of finished runs, when
+    trials are about to run (never under --collect-only)."""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> None:
+        if not session.config.option.collectonly:
+            prune(runs_root())
 
 
 def _add_controller(config: pytest.Config, settings: Settings, run_id: str) -> Controller:
@@ -90,10 +93,9 @@ def _add_controller(config: pytest.Config, settings: Settings, run_id: str) -> C
     return controller
 
 
-def _add_worker(
-    config: pytest.Config, settings: Settings, run_id: str, run_dir: Path, publish: Publish
-) -> None:
-    worker = Worker(config, settings, run_id, run_dir, publish)
+def _add_worker(config: pytest.Config, settings: Settings, run: RunDir, publish: Publish) -> None:
+    worker = Worker(config, settings, run, publish)
+    config.add_cleanup(run.close)  # the run is over here: its directory goes unless it kept any
     config.pluginmanager.register(worker, WORKER_PLUGIN)
     if collected_here():
         config.pluginmanager.register(RegressionItems(worker, settings.cases), PLUGIN_NAME)

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from pytest_agentic_evals.execution.environment import RunSettings
+from pytest_agentic_evals.execution.rundirs import RunDir
 from pytest_agentic_evals.execution.sandbox import SandboxSettings
 from pytest_agentic_evals.execution.trialdirs import TrialDirs
 from pytest_agentic_evals.expectations.builtin import ExpectationKind
@@ -60,15 +61,15 @@ class Worker:
     """Collection of fixtures, selection of cases, and the trials' results on their reports."""
 
     def __init__(
-        self, config: pytest.Config, settings: Settings, run_id: str, run_dir: Path,
-        publish: Publish,
+        self, config: pytest.Config, settings: Settings, run: RunDir, publish: Publish,
     ) -> None:
         self.config = config
         self.settings = settings
         self.publish = publish
-        self.trial_dirs = TrialDirs(run_dir)
+        self.run = run
+        self.trial_dirs = TrialDirs(run.path)
         self.run_settings = RunSettings(
-            run_id=run_id, run_dir=run_dir, keep_passed_workspaces=settings.keep_workspaces,
+            run_id=run.run_id, run_dir=run.path, keep_passed_workspaces=settings.keep_workspaces,
             trial_dirs=self.trial_dirs, sandbox=sandbox_settings(settings),
             **({"default_timeout": settings.timeout} if settings.timeout else {}),
         )
@@ -138,6 +139,13 @@ class Worker:
                 selected.setdefault(item.case.name, []).append(item.trial)
         self.publish({"fixtures": fixtures, "unknown_cases": sorted(self.unknown_cases)},
                      self.fixtures)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> None:
+        # The run's directory is made when trials are about to run, not before: --help and
+        # --collect-only make and remove nothing.
+        if not session.config.option.collectonly and session.items:
+            self.run.open()
 
     def pytest_sessionfinish(self) -> None:
         # Nothing of a passing trial outlives the session. Done here, before xdist tells the
