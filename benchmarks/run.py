@@ -331,18 +331,24 @@ def bench_sandbox(work: Path, quick: bool) -> list[tuple[str, str, str, str]]:
     rows = []
     for label, command in (("`true`", ["true"]),
                            ("that reads the 200-file skill", WORKSPACE_CASES["reads"])):
+        fixtures = {}
+        for trials in (short, long):
+            cases = [{"name": f"case-{i}", "type": "positive", "command": command,
+                      "expected": {"exit_code": 0}} for i in range(5)]
+            fixtures[trials] = write_fixture(root / "fixtures" / f"{len(rows)}-{trials}.json",
+                                             cases, trials=trials, kind="runner_selftest")
+        # Interleaved (sandboxed, then not, at each size and repetition), so that a change in
+        # the machine's load weighs on both sides alike.
+        timings: dict[tuple[str, int], list[float]] = {}
+        for _ in range(repeat):
+            for trials in (short, long):
+                for mode in ("auto", "off"):
+                    timings.setdefault((mode, trials), []).append(timed(
+                        [*PYTEST, "--agentic-evals", "--agentic-evals-sandbox", mode,
+                         "-p", "no:xdist", str(fixtures[trials])], root))
         slopes = {}
         for mode in ("auto", "off"):
-            walls = {}
-            for trials in (short, long):
-                cases = [{"name": f"case-{i}", "type": "positive", "command": command,
-                          "expected": {"exit_code": 0}} for i in range(5)]
-                fixture = write_fixture(
-                    root / "fixtures" / f"{len(rows)}-{mode}-{trials}.json", cases,
-                    trials=trials, kind="runner_selftest")
-                walls[trials] = median_of(repeat, lambda f=fixture, m=mode: timed(
-                    [*PYTEST, "--agentic-evals", "--agentic-evals-sandbox", m, "-p", "no:xdist",
-                     str(f)], root))
+            walls = {trials: statistics.median(timings[mode, trials]) for trials in (short, long)}
             slopes[mode] = (walls[long] - walls[short]) / (5 * (long - short)) * 1000
         rows.append((f"sandbox, per trial, trial running {label}",
                      f"{slopes['auto']:.1f} ms per trial",
@@ -594,13 +600,15 @@ def main() -> int:
     if unknown:
         parser.error(f"unknown benchmark(s): {', '.join(unknown)}")
     print(f"# pytest-agentic-evals benchmarks, {time.strftime('%Y-%m-%d')}, "
-          f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+          f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+          f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} at the start")
     print("| benchmark | ours | baseline | ratio |")
     print("|---|---|---|---|")
     with tempfile.TemporaryDirectory(prefix="agentic-evals-bench-") as scratch:
         for name in names:
             for row in BENCHMARKS[name](Path(scratch), args.quick):
                 print("| " + " | ".join(row) + " |", flush=True)
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} at the end")
     return 0
 
 

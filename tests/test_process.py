@@ -590,9 +590,11 @@ def test_environment_is_exactly_env_plus_tag(run: _Runner) -> None:
     first_env = json.loads(_stdout(first))
     second_env = json.loads(_stdout(second))
     tag = first_env.pop(PROCESS_TAG_VARIABLE)
-    assert len(tag) == 32
-    assert int(tag, 16) >= 0
-    assert second_env[PROCESS_TAG_VARIABLE] != tag  # fresh for every trial
+    runner, trial = tag.split("-")  # the runner's own part (its watchdog's key), the trial's
+    assert (len(runner), len(trial)) == (16, 32)
+    assert int(runner, 16) >= 0 and int(trial, 16) >= 0
+    again = second_env[PROCESS_TAG_VARIABLE].split("-")
+    assert again[0] == runner and again[1] != trial  # fresh for every trial
     # Nothing of the runner's environment leaks in (apart from what the interpreter adds itself).
     first_env.pop("LC_CTYPE", None)
     assert first_env == env

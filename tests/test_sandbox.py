@@ -404,8 +404,31 @@ def test_escapes_fail_their_trials_with_the_survivors_named(
                    for t in trials(report, name))
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_a_pid_hopper_never_escapes_over_many_trials(
+    pytester: pytest.Pytester, cleanup: list[str], mode: list[str]
+) -> None:
+    m = marker()
+    cleanup.append(m)
+    data = skill_fixture(trials=16)
+    data["cases"].append({"name": "hops", "type": "adversarial",
+                          "command": ["bash", "-c", "../run.sh x; " + ESCAPES["pid-hopper"]
+                                      .format(m=m)],
+                          "expected": {"exit_code": 0, "stdout_contains": ["hello, x"]}})
+    make_skill(pytester, data)
+    result = run_plugin(pytester, "--agentic-evals-case", "hops", mode=mode)
+    assert result.ret == 1
+    hops = trials(read_report(pytester.path / "report.json"), "hops")
+    assert len(hops) == 16
+    for trial in hops:
+        assert trial["outcome"] == "FAIL" and trial["isolation"]["sandbox"] == "bwrap"
+        assert any("process(es) behind" in p and m in p for p in trial["problems"]), trial
+    assert alive_with(m) == []
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_a_symlinked_cwd_cannot_write_outside_the_workspace(
-    pytester: pytest.Pytester, visible: Path
+    pytester: pytest.Pytester, visible: Path, mode: list[str]
 ) -> None:
     outside = visible / "outside"
     outside.mkdir()
@@ -416,7 +439,7 @@ def test_a_symlinked_cwd_cannot_write_outside_the_workspace(
         "command": ["sh", "-c", f"pwd -P; touch escaped; touch {pytester.path}/in-the-original"],
         "expected": {"exit_code": 0}})
     make_skill(pytester, data)
-    result = run_plugin(pytester)
+    result = run_plugin(pytester, mode=mode)
     assert result.ret == 1
     report = read_report(pytester.path / "report.json")
     for trial in trials(report, "escapes-through-cwd"):
@@ -447,9 +470,11 @@ exit 0
 """
 
 
-@pytest.mark.parametrize("where", ["tmp", "visible"])
+@pytest.mark.parametrize(("where", "mode"), [("tmp", []), ("visible", []),
+                                             ("visible", ["--", "-n", "2"])],
+                         ids=["tmp", "visible", "visible-xdist"])
 def test_a_trial_cannot_forge_the_report(
-    skill: Skill, visible: Path, cleanup: list[str], where: str
+    skill: Skill, visible: Path, cleanup: list[str], where: str, mode: list[str]
 ) -> None:
     base = skill.root if where == "tmp" else visible
     output_path = base / "out" / "report.json"
@@ -462,7 +487,7 @@ def test_a_trial_cannot_forge_the_report(
         "expected": {"exit_code": 0, "stdout_contains": ["hello, x"]}})
     fixture = skill.write(data)
     cleanup.append(str(output_path))
-    result = run_cli("run", str(fixture), "--output", str(output_path), cwd=skill.root)
+    result = run_cli("run", str(fixture), "--output", str(output_path), *mode, cwd=skill.root)
     time.sleep(3)  # longer than the daemon would have waited before writing again
     # The forger writes a line that is not JSON: the report parses, and is the one printed.
     written = json.loads(output_path.read_text())

@@ -8,11 +8,16 @@ The options ``run`` shares with the plugin (``--report-only``, ``--trials``, ``-
 from __future__ import annotations
 
 import argparse
+import contextlib
+import ctypes
 import json
+import os
+import signal
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from pytest_agentic_evals.cli.common import (
@@ -28,6 +33,8 @@ from pytest_agentic_evals.jsonio import json_text
 from pytest_agentic_evals.pytest_plugin.settings import add_run_options, plugin_arguments
 
 PYTEST_USAGE_ERROR = 4
+PR_SET_PDEATHSIG = 1  # prctl(2)
+TERMINATING = (signal.SIGTERM, signal.SIGHUP)
 
 
 def add_parser(commands: Any, name: str, help: str) -> None:
@@ -88,13 +95,41 @@ def _run_pytest(args: argparse.Namespace, report_path: Path) -> int:
         # `regressions verify` or by `-- -m regression`.
         command += ["-m", "not regression"]
     command += args.pytest_args
-    process = subprocess.Popen(command, stdout=sys.stderr.fileno(), stdin=subprocess.DEVNULL)
+    process = subprocess.Popen(command, stdout=sys.stderr.fileno(), stdin=subprocess.DEVNULL,
+                               preexec_fn=_die_with_parent)
+    received: list[int] = []
+
+    def forward(signum: int, frame: FrameType | None) -> None:
+        # SIGTERM or SIGHUP to this command alone (a CI's cancel, `timeout`): pytest must get
+        # it, tear its trials down and write its report, which this command then prints.
+        received.append(signum)
+        with contextlib.suppress(ProcessLookupError):
+            process.send_signal(signum)
+
+    previous = {sig: signal.signal(sig, forward) for sig in TERMINATING
+                if signal.getsignal(sig) != signal.SIG_IGN}
     try:
-        return process.wait()
+        status = process.wait()
     except KeyboardInterrupt:
         # pytest got the same Ctrl-C; let it tear its trials down and write its report.
+        received.append(signal.SIGINT)
         status = process.wait()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if received:
         return EXIT_INTERRUPTED if status in (0, 1, 2) else status
+    return status
+
+
+def _die_with_parent() -> None:
+    """In pytest's process, before it starts: SIGTERM when this command dies, also by SIGKILL,
+    so that pytest tears its trials down instead of running on unwatched."""
+    parent = os.getppid()
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:  # it died before the line above
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _read_report(path: Path) -> Any:

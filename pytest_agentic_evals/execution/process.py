@@ -9,7 +9,12 @@ fork, ignore SIGTERM, or keep its stdout open forever.  :func:`run_process` cont
 * the trial runs in its own session, so the whole process group can be signalled at once;
 * every process of the trial inherits a unique tag in its environment, and after the run the
   runner finds every live process carrying that tag by reading ``/proc/<pid>/environ`` and kills
-  it, which also catches processes that left the group or the session.
+  it, which also catches processes that left the group or the session;
+* should the runner die (SIGKILL included) while a trial runs, a watchdog does the same: a
+  small process in a session of its own, started with the first trial, waits for the end of a
+  pipe from the runner and then kills the process groups of the trials still running and every
+  process carrying a tag of this runner. What drops its tag and leaves its group (``env -i
+  setsid``) escapes that watch: only the sandbox (:mod:`.confined`) is proof against it.
 
 Kept free of pytest imports so that it works the same outside a pytest session.
 """
@@ -22,6 +27,7 @@ import os
 import select
 import signal
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -108,7 +114,7 @@ def run_process(
     output_dir.mkdir(parents=True, exist_ok=True)
     stdout_path = output_dir / "stdout"
     stderr_path = output_dir / "stderr"
-    tag = uuid.uuid4().hex
+    tag = f"{_RUNNER_TAG}-{uuid.uuid4().hex}"
     entry = f"{PROCESS_TAG_VARIABLE}={tag}".encode()
     child_env = dict(env)
     child_env[PROCESS_TAG_VARIABLE] = tag
@@ -157,6 +163,7 @@ def run_process(
                 return not_started(describe_start_error(exc, argv[0], cwd), started_at)
         # Popen made the child its own session leader, so its pid is also its group id.
         pgid = proc.pid
+        _watch(f"+{pgid}")
 
         timed_out = False
         try:
@@ -178,6 +185,7 @@ def run_process(
         # Also catches group members that dropped the tag from their environment.  The group id
         # cannot have been recycled: pids are reused only after wrapping around pid_max.
         _kill_group(pgid, stray_detection)
+        _watch(f"-{pgid}")
         finished = True
         return ProcessResult(
             exit_code=exit_code,
@@ -287,6 +295,77 @@ def _emergency_cleanup(
         _sweep(entry, since_ticks)
     if proc is not None:
         _kill_group(proc.pid, stray_detection)
+        _watch(f"-{proc.pid}")
+
+
+# --- the watchdog --------------------------------------------------------------------------
+
+# Every tag of this runner process starts with it, so that the watchdog knows them all.
+_RUNNER_TAG = uuid.uuid4().hex[:16]
+# The watchdog: reads "+pgid" / "-pgid" lines (trials starting and ending) until the runner's end
+# closes the pipe, then kills the groups of the trials still running and every process whose
+# environment holds a tag of this runner, a few rounds (a process may fork meanwhile).
+WATCHDOG = r"""
+import os, signal, sys, time
+groups = set()
+for line in sys.stdin:
+    line = line.strip()
+    if line[:1] == "+":
+        groups.add(int(line[1:]))
+    elif line[:1] == "-":
+        groups.discard(int(line[1:]))
+for group in groups:
+    try:
+        os.killpg(group, signal.SIGKILL)
+    except OSError:
+        pass
+entry = b"AGENTIC_EVALS_PROCESS_TAG=" + sys.argv[1].encode() + b"-"
+for _ in range(20):
+    found = False
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open("/proc/%s/environ" % name, "rb") as handle:
+                environ = b"\0" + handle.read()
+        except OSError:
+            continue
+        if b"\0" + entry in environ:
+            found = True
+            try:
+                os.kill(int(name), signal.SIGKILL)
+            except OSError:
+                pass
+    if not found:
+        break
+    time.sleep(0.01)
+"""
+_watchdog: tuple[int, subprocess.Popen[bytes], int] | None = None  # (runner pid, process, pipe)
+
+
+def _watch(line: str) -> None:
+    """Tell the watchdog of this runner process (started on first use) about a trial's group."""
+    global _watchdog
+    if not os.path.isdir(os.path.join(_PROC, "self")):
+        return  # the watchdog finds processes through /proc
+    if _watchdog is None or _watchdog[0] != os.getpid() or _watchdog[1].poll() is not None:
+        if line.startswith("-"):
+            return
+        read, write = os.pipe()
+        try:
+            watchdog = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", WATCHDOG, _RUNNER_TAG], stdin=read,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True,
+                start_new_session=True,  # a signal to the runner's group must not end it
+            )
+        except OSError:
+            os.close(write)
+            return
+        finally:
+            os.close(read)
+        _watchdog = (os.getpid(), watchdog, write)
+    with contextlib.suppress(OSError):
+        os.write(_watchdog[2], f"{line}\n".encode())
 
 
 # --- /proc scanning -------------------------------------------------------------------------

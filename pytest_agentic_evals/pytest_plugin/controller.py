@@ -24,6 +24,7 @@ from pytest_agentic_evals.pytest_plugin.kinds import PluginError, gather_kinds
 from pytest_agentic_evals.pytest_plugin.nodes import parse_trial_nodeid
 from pytest_agentic_evals.pytest_plugin.regressions import RegressionResults
 from pytest_agentic_evals.pytest_plugin.settings import Settings
+from pytest_agentic_evals.pytest_plugin.termination import Termination
 from pytest_agentic_evals.pytest_plugin.worker import CATALOG_KEY, RESULT_ATTRIBUTE, RUN_ID_KEY
 from pytest_agentic_evals.report import build_fixture_report, session_report
 from pytest_agentic_evals.summary import fixture_reports, markdown, terminal_lines
@@ -59,6 +60,8 @@ class Controller:
         self.failed_tests: list[tuple[str, str] | None] = []
         # Whether every failed test is a trial of an optional case of a passing fixture.
         self.failures_excused = False
+        # SIGTERM and SIGHUP, handled as Ctrl-C (set by the roles).
+        self.termination: Termination | None = None
 
     # -- what the workers send ----------------------------------------------------------------
     def fold_catalog(
@@ -90,8 +93,12 @@ class Controller:
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> Iterator[None]:
         # --collect-only runs nothing, so there is no evidence to judge and nothing to gate.
+        signalled = self.termination is not None and self.termination.received is not None
         if not self.config.option.collectonly:
-            self.finish(session, interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
+            self.finish(session, interrupted=signalled
+                        or exitstatus == pytest.ExitCode.INTERRUPTED)
+        if signalled:  # however the session ended after SIGTERM or SIGHUP: interrupted
+            session.exitstatus = pytest.ExitCode.INTERRUPTED
         return (yield)
 
     def finish(self, session: pytest.Session, interrupted: bool) -> None:

@@ -30,6 +30,7 @@ from pytest_agentic_evals.pytest_plugin.regressions import (
     collected_here,
 )
 from pytest_agentic_evals.pytest_plugin.settings import Settings
+from pytest_agentic_evals.pytest_plugin.termination import Termination
 from pytest_agentic_evals.pytest_plugin.worker import (
     RUN_ID_KEY,
     Publish,
@@ -57,6 +58,7 @@ def _register_worker(config: pytest.Config, settings: Settings) -> None:
     """An xdist worker: it joins the run its controller named (on a host of its own, it makes
     the directory there)."""
     run_id = config.workerinput[RUN_ID_KEY]  # type: ignore[attr-defined]
+    Termination().install(config.add_cleanup)
     _add_worker(config, settings, RunDir(run_id, prune=False), publish_to_controller(config))
 
 
@@ -64,6 +66,8 @@ def _register_controller(config: pytest.Config, settings: Settings) -> None:
     """The controller of an xdist run: it names the run, prunes finished runs, and collects
     and runs nothing; the workers make the run's directory."""
     controller = _add_controller(config, settings, uuid.uuid4().hex[:12])
+    controller.termination = Termination(forward_to_children=True)
+    controller.termination.install(config.add_cleanup)
     config.pluginmanager.register(XdistHooks(controller), XDIST_PLUGIN)
     config.pluginmanager.register(Pruning(), PRUNING_PLUGIN)
 
@@ -71,6 +75,8 @@ def _register_controller(config: pytest.Config, settings: Settings) -> None:
 def _register_serial_run(config: pytest.Config, settings: Settings) -> None:
     run = RunDir(uuid.uuid4().hex[:12])
     controller = _add_controller(config, settings, run.run_id)
+    controller.termination = Termination()
+    controller.termination.install(config.add_cleanup)
     _add_worker(config, settings, run, controller.fold_catalog)
 
 

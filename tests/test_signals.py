@@ -1,0 +1,269 @@
+"""SIGTERM and SIGHUP end a run as Ctrl-C does, and nothing of a trial outlives its runner.
+
+What a CI cancel, ``timeout`` or a closed terminal sends, sent for real: to pytest, to its
+process group, to ``agentic-evals run`` alone and to its group, serially and with xdist, with
+the sandbox and without. Each time: the trial under way (and the daemon it started) is gone,
+checked by scanning /proc here; the report is written, marked interrupted and not READY; the
+exit status is non-zero. A runner killed with SIGKILL takes its trials with it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_agentic_evals.execution.sandbox import available_bwrap
+
+from conftest import make_skill, skill_fixture
+
+NO_HANG_SECONDS = 120.0
+AGENTIC_EVALS = str(Path(sys.executable).parent / "agentic-evals")
+SANDBOX = available_bwrap().problem is None
+needs_sandbox = pytest.mark.skipif(not SANDBOX, reason="no sandbox on this machine")
+
+
+def marker() -> str:
+    """A sleep duration no other process on the machine has on its command line."""
+    return f"{300 + uuid.uuid4().int % 10_000}.{uuid.uuid4().int % 1_000_000:06d}"
+
+
+def alive_with(text: str) -> list[int]:
+    """Live (not zombie) processes of the host whose command line contains ``text``."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            command = Path(f"/proc/{name}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            state = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError, UnicodeDecodeError):
+            continue
+        if text in command and state != "Z":
+            found.append(int(name))
+    return found
+
+
+def wait_for(condition: Any, what: str, process: subprocess.Popen[Any] | None = None) -> None:
+    deadline = time.monotonic() + NO_HANG_SECONDS
+    while not condition():
+        if process is not None and process.poll() is not None:
+            raise AssertionError(f"{what}: the run ended first: {process.communicate()}")
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+def gone(m: str) -> None:
+    """Nothing with ``m`` on its command line is alive, or soon (a killed process's parent may
+    take a moment to reap it)."""
+    deadline = time.monotonic() + 10
+    while alive_with(m) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert alive_with(m) == [], "left running"
+
+
+def sleeping_skill(pytester: pytest.Pytester, m: str, sandbox: str) -> Path:
+    """A fixture whose case "sleeps" starts a daemon that escapes its group, then sleeps."""
+    data = skill_fixture(sandbox=sandbox)
+    data["cases"].append({
+        "name": "sleeps", "type": "positive", "timeout_seconds": 600,
+        "command": ["bash", "-c", f"../run.sh x; setsid -f sleep {m}; sleep {m}"],
+        "expected": {"exit_code": 0}})
+    return make_skill(pytester, data)
+
+
+def environment() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+
+
+def default_signals() -> None:
+    """For preexec_fn: the signals a terminal's foreground job starts with."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
+def interrupted(report: dict[str, Any]) -> None:
+    for fixture in report.get("fixtures", [report]):
+        assert fixture["interrupted"] is True
+        assert fixture["readiness"] != "READY"
+
+
+# -- pytest --agentic-evals ------------------------------------------------------------------
+
+PYTEST_CASES = [
+    pytest.param(signal.SIGTERM, "pytest", [], "auto", id="term-pytest-serial"),
+    pytest.param(signal.SIGTERM, "group", [], "auto", id="term-group-serial"),
+    pytest.param(signal.SIGHUP, "pytest", [], "auto", id="hup-pytest-serial"),
+    pytest.param(signal.SIGTERM, "group", [], "off", id="term-group-serial-unsandboxed"),
+    pytest.param(signal.SIGTERM, "pytest", ["-n", "2"], "auto", id="term-pytest-xdist"),
+    pytest.param(signal.SIGTERM, "group", ["-n", "2"], "off", id="term-group-xdist-unsandboxed"),
+    pytest.param(signal.SIGHUP, "group", ["-n", "2"], "auto", id="hup-group-xdist"),
+]
+
+
+@pytest.mark.parametrize(("sig", "target", "mode", "sandbox"), PYTEST_CASES)
+def test_a_terminated_session_tears_its_trials_down_and_reports_interrupted(
+    pytester: pytest.Pytester, sig: int, target: str, mode: list[str], sandbox: str
+) -> None:
+    if sandbox == "auto" and not SANDBOX:
+        pytest.skip("no sandbox on this machine")
+    m = marker()
+    sleeping_skill(pytester, m, sandbox)
+    report = pytester.path / "report.json"
+    session = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "--agentic-evals", "--agentic-evals-report",
+         str(report), "-p", "no:cacheprovider", *mode],
+        cwd=pytester.path, env=environment(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=default_signals)
+    try:
+        # The daemon and the trial's own sleep: the trial is under way.
+        wait_for(lambda: len(alive_with(f"sleep {m}")) >= 2, "the trial never started", session)
+        if target == "group":
+            os.killpg(session.pid, sig)
+        else:
+            session.send_signal(sig)
+        output = session.communicate(timeout=NO_HANG_SECONDS)[0].decode()
+    finally:
+        if session.poll() is None:
+            os.killpg(session.pid, signal.SIGKILL)
+    assert session.returncode == pytest.ExitCode.INTERRUPTED, output
+    assert "INTERNALERROR" not in output
+    gone(m)
+    data = json.loads(report.read_text())
+    interrupted(data)
+    fixture = data.get("fixtures", [data])[0]
+    assert {case["name"] for case in fixture["cases"]} >= {"greets", "sleeps"}
+
+
+# -- agentic-evals run -----------------------------------------------------------------------
+
+CLI_CASES = [
+    pytest.param(signal.SIGTERM, "cli", id="term-cli"),
+    pytest.param(signal.SIGTERM, "group", id="term-group"),
+    pytest.param(signal.SIGHUP, "cli", id="hup-cli"),
+]
+
+
+@pytest.mark.parametrize(("sig", "target"), CLI_CASES)
+def test_a_terminated_cli_run_reaches_pytest_and_reports_interrupted(
+    pytester: pytest.Pytester, tmp_path: Path, sig: int, target: str
+) -> None:
+    m = marker()
+    fixture = sleeping_skill(pytester, m, "auto" if SANDBOX else "off")
+    output = tmp_path / "report.json"
+    cli = subprocess.Popen(
+        [AGENTIC_EVALS, "run", str(fixture), "--output", str(output)], cwd=pytester.path,
+        env=environment(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, start_new_session=True, preexec_fn=default_signals)
+    try:
+        wait_for(lambda: len(alive_with(f"sleep {m}")) >= 2, "the trial never started", cli)
+        if target == "group":
+            os.killpg(cli.pid, sig)
+        else:
+            cli.send_signal(sig)  # the CLI alone: pytest hears of it only through the CLI
+        stdout, stderr = cli.communicate(timeout=NO_HANG_SECONDS)
+    finally:
+        if cli.poll() is None:
+            os.killpg(cli.pid, signal.SIGKILL)
+    assert cli.returncode == 130, stderr.decode()
+    assert "Traceback" not in stderr.decode()
+    gone(m)
+    assert alive_with(str(fixture)) == []  # pytest itself is gone too
+    printed = json.loads(stdout)
+    assert json.loads(output.read_text()) == printed
+    interrupted(printed)
+
+
+def test_pytest_and_its_trials_die_with_a_killed_cli(pytester: pytest.Pytester) -> None:
+    m = marker()
+    fixture = sleeping_skill(pytester, m, "auto" if SANDBOX else "off")
+    cli = subprocess.Popen(
+        [AGENTIC_EVALS, "run", str(fixture)], cwd=pytester.path, env=environment(),
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True, preexec_fn=default_signals)
+    try:
+        wait_for(lambda: len(alive_with(f"sleep {m}")) >= 2, "the trial never started", cli)
+        cli.kill()  # SIGKILL to the CLI alone: it can forward nothing
+        cli.wait()
+        deadline = time.monotonic() + NO_HANG_SECONDS
+        while alive_with(str(fixture)) or alive_with(f"sleep {m}"):
+            assert time.monotonic() < deadline, "pytest or its trial outlived the CLI"
+            time.sleep(0.05)
+    finally:
+        for pid in alive_with(str(fixture)) + alive_with(f"sleep {m}"):
+            os.kill(pid, signal.SIGKILL)
+
+
+# -- the runner killed outright ---------------------------------------------------------------
+
+UNSANDBOXED_RUNNER = textwrap.dedent("""
+    import os, pathlib, sys
+    from pytest_agentic_evals.execution.process import run_process
+    base = pathlib.Path(sys.argv[2])
+    run_process(["sh", "-c", sys.argv[1]], cwd=base, env=dict(os.environ), timeout=600,
+                output_dir=base / "output")
+""")
+
+ESCAPES = {
+    "setsid": "setsid -f sleep {m}; sleep {m}",
+    "double-fork": "( ( sleep {m} & ) & ); sleep {m}",
+    "background": "sleep {m} & sleep {m}",
+    "group-without-tag": "env -i sleep {m} & sleep {m}",
+}
+
+
+@pytest.mark.parametrize("script", ESCAPES.values(), ids=ESCAPES.keys())
+def test_unsandboxed_trials_die_with_a_killed_runner(
+    tmp_path: Path, script: str
+) -> None:
+    """Without the sandbox, the runner's watchdog kills its trials' groups and every process
+    with its tag; a process that both drops the tag and leaves the group is out of its reach
+    (docs/sandbox.md says so)."""
+    m = marker()
+    runner = subprocess.Popen(
+        [sys.executable, "-c", UNSANDBOXED_RUNNER, script.format(m=m), str(tmp_path)],
+        stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        wait_for(lambda: len(alive_with(f"sleep {m}")) >= 2, "the trial never started", runner)
+        runner.kill()  # SIGKILL: the runner cleans nothing up itself
+        runner.wait()
+        deadline = time.monotonic() + NO_HANG_SECONDS
+        while alive_with(f"sleep {m}"):
+            assert time.monotonic() < deadline, "outlived the runner"
+            time.sleep(0.05)
+    finally:
+        for pid in alive_with(f"sleep {m}"):
+            os.kill(pid, signal.SIGKILL)
+
+
+@needs_sandbox
+def test_a_session_killed_outright_takes_its_sandboxed_trials_with_it(
+    pytester: pytest.Pytester
+) -> None:
+    m = marker()
+    sleeping_skill(pytester, m, "required")
+    session = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "--agentic-evals", "-p", "no:cacheprovider",
+         "-n", "2"], cwd=pytester.path, env=environment(), stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        wait_for(lambda: len(alive_with(f"sleep {m}")) >= 2, "the trial never started",
+                 session)
+        os.killpg(session.pid, signal.SIGKILL)  # controller and workers, no cleanup at all
+        session.wait()
+        deadline = time.monotonic() + NO_HANG_SECONDS
+        while alive_with(f"sleep {m}"):
+            assert time.monotonic() < deadline, "outlived the runner"
+            time.sleep(0.05)
+    finally:
+        for pid in alive_with(f"sleep {m}"):
+            os.kill(pid, signal.SIGKILL)
