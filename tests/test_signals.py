@@ -53,6 +53,18 @@ def alive_with(text: str) -> list[int]:
     return found
 
 
+def sleeping(m: str) -> list[int]:
+    """The live processes that are exactly ``sleep M`` (not the shells that start them)."""
+    found = []
+    for pid in alive_with(f"sleep {m}"):
+        try:
+            if Path(f"/proc/{pid}/cmdline").read_bytes() == f"sleep\0{m}\0".encode():
+                found.append(pid)
+        except OSError:
+            continue
+    return found
+
+
 def wait_for(condition: Any, what: str, process: subprocess.Popen[Any] | None = None) -> None:
     deadline = time.monotonic() + NO_HANG_SECONDS
     while not condition():
@@ -126,7 +138,7 @@ def test_a_terminated_session_tears_its_trials_down_and_reports_interrupted(
         stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=default_signals)
     try:
         # The daemon and the trial's own sleep: the trial is under way.
-        wait_for(lambda: len(alive_with(f"sleep {m}")) >= 2, "the trial never started", session)
+        wait_for(lambda: len(sleeping(m)) >= 2, "the trial never started", session)
         if target == "group":
             os.killpg(session.pid, sig)
         else:
@@ -165,7 +177,7 @@ def test_a_terminated_cli_run_reaches_pytest_and_reports_interrupted(
         env=environment(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, start_new_session=True, preexec_fn=default_signals)
     try:
-        wait_for(lambda: len(alive_with(f"sleep {m}")) >= 2, "the trial never started", cli)
+        wait_for(lambda: len(sleeping(m)) >= 2, "the trial never started", cli)
         if target == "group":
             os.killpg(cli.pid, sig)
         else:
@@ -191,7 +203,7 @@ def test_pytest_and_its_trials_die_with_a_killed_cli(pytester: pytest.Pytester) 
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True, preexec_fn=default_signals)
     try:
-        wait_for(lambda: len(alive_with(f"sleep {m}")) >= 2, "the trial never started", cli)
+        wait_for(lambda: len(sleeping(m)) >= 2, "the trial never started", cli)
         cli.kill()  # SIGKILL to the CLI alone: it can forward nothing
         cli.wait()
         deadline = time.monotonic() + NO_HANG_SECONDS
@@ -233,7 +245,7 @@ def test_unsandboxed_trials_die_with_a_killed_runner(
         [sys.executable, "-c", UNSANDBOXED_RUNNER, script.format(m=m), str(tmp_path)],
         stdin=subprocess.DEVNULL, start_new_session=True)
     try:
-        wait_for(lambda: len(alive_with(f"sleep {m}")) >= 2, "the trial never started", runner)
+        wait_for(lambda: len(sleeping(m)) >= 2, "the trial never started", runner)
         runner.kill()  # SIGKILL: the runner cleans nothing up itself
         runner.wait()
         deadline = time.monotonic() + NO_HANG_SECONDS
@@ -256,7 +268,7 @@ def test_a_session_killed_outright_takes_its_sandboxed_trials_with_it(
          "-n", "2"], cwd=pytester.path, env=environment(), stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        wait_for(lambda: len(alive_with(f"sleep {m}")) >= 2, "the trial never started",
+        wait_for(lambda: len(sleeping(m)) >= 2, "the trial never started",
                  session)
         os.killpg(session.pid, signal.SIGKILL)  # controller and workers, no cleanup at all
         session.wait()

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import argparse
 import re
-import shutil
 import sys
-import time
 from typing import Any
 
 from pytest_agentic_evals.cli.common import EXIT_OK
-from pytest_agentic_evals.execution.rundirs import finished_runs, runs_root
+from pytest_agentic_evals.execution.rundirs import clean as remove_runs
+from pytest_agentic_evals.execution.rundirs import runs_root
 
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 DURATION = re.compile(r"(\d+(?:\.\d+)?)([smhd])")
@@ -46,14 +45,10 @@ def add_parser(commands: Any, name: str, help: str) -> None:
 
 def clean(args: argparse.Namespace) -> int:
     root = runs_root()
-    now = time.time()
-    chosen = sorted(path for path, changed in finished_runs(root)
-                    if args.older_than is None or now - changed > args.older_than)
-    for path in chosen:
-        if not args.dry_run:
-            shutil.rmtree(path, ignore_errors=True)
+    removed = remove_runs(root, older_than=args.older_than, dry_run=args.dry_run)
+    for path in removed:
         print(path)
     verb = "would remove" if args.dry_run else "removed"
-    print(f"agentic-evals clean: {verb} {len(chosen)} run director"
-          f"{'y' if len(chosen) == 1 else 'ies'} under {root}", file=sys.stderr)
+    print(f"agentic-evals clean: {verb} {len(removed)} run director"
+          f"{'y' if len(removed) == 1 else 'ies'} under {root}", file=sys.stderr)
     return EXIT_OK

@@ -147,6 +147,7 @@ def run_process(
             if not cwd.is_dir():
                 finished = True
                 return not_started(f"working directory not found: {cwd}", started_at)
+            _watch(None)  # the watchdog runs before the trial does
             try:
                 proc = subprocess.Popen(
                     list(argv),
@@ -314,42 +315,48 @@ for line in sys.stdin:
         groups.add(int(line[1:]))
     elif line[:1] == "-":
         groups.discard(int(line[1:]))
-for group in groups:
-    try:
-        os.killpg(group, signal.SIGKILL)
-    except OSError:
-        pass
-entry = b"AGENTIC_EVALS_PROCESS_TAG=" + sys.argv[1].encode() + b"-"
+entry = b"\0AGENTIC_EVALS_PROCESS_TAG=" + sys.argv[1].encode() + b"-"
 for _ in range(20):
-    found = False
+    tagged = []
     for name in os.listdir("/proc"):
         if not name.isdigit() or int(name) == os.getpid():
             continue
         try:
             with open("/proc/%s/environ" % name, "rb") as handle:
-                environ = b"\0" + handle.read()
-        except OSError:
+                if entry not in b"\0" + handle.read():
+                    continue
+            with open("/proc/%s/stat" % name, "rb") as handle:
+                groups.add(int(handle.read().rsplit(b")", 1)[1].split()[2]))
+        except (OSError, IndexError, ValueError):
             continue
-        if b"\0" + entry in environ:
-            found = True
-            try:
-                os.kill(int(name), signal.SIGKILL)
-            except OSError:
-                pass
-    if not found:
+        tagged.append(int(name))
+    # The group of every tagged process too: members that dropped the tag are in there.
+    for group in groups:
+        try:
+            os.killpg(group, signal.SIGKILL)
+        except OSError:
+            pass
+    for pid in tagged:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    if not tagged:
         break
+    groups = set()
     time.sleep(0.01)
 """
 _watchdog: tuple[int, subprocess.Popen[bytes], int] | None = None  # (runner pid, process, pipe)
 
 
-def _watch(line: str) -> None:
-    """Tell the watchdog of this runner process (started on first use) about a trial's group."""
+def _watch(line: str | None) -> None:
+    """Tell the watchdog of this runner process about a trial's group (``line``), starting the
+    watchdog first when it is not running."""
     global _watchdog
     if not os.path.isdir(os.path.join(_PROC, "self")):
         return  # the watchdog finds processes through /proc
     if _watchdog is None or _watchdog[0] != os.getpid() or _watchdog[1].poll() is not None:
-        if line.startswith("-"):
+        if line is not None and line.startswith("-"):
             return
         read, write = os.pipe()
         try:
@@ -364,8 +371,9 @@ def _watch(line: str) -> None:
         finally:
             os.close(read)
         _watchdog = (os.getpid(), watchdog, write)
-    with contextlib.suppress(OSError):
-        os.write(_watchdog[2], f"{line}\n".encode())
+    if line is not None:
+        with contextlib.suppress(OSError):
+            os.write(_watchdog[2], f"{line}\n".encode())
 
 
 # --- /proc scanning -------------------------------------------------------------------------

@@ -163,6 +163,18 @@ def finished_runs(root: Path) -> Iterator[tuple[Path, float]]:
             yield candidate, changed
 
 
+def clean(root: Path, older_than: float | None = None, dry_run: bool = False) -> list[Path]:
+    """Remove the finished runs under ``root`` (kept ones included), or only those unchanged
+    for more than ``older_than`` seconds; return them. Never a run in progress."""
+    now = time.time()
+    chosen = sorted(path for path, changed in finished_runs(root)
+                    if older_than is None or now - changed > older_than)
+    if not dry_run:
+        for path in chosen:
+            shutil.rmtree(path, ignore_errors=True)
+    return chosen
+
+
 def _run_dirs(root: Path) -> Iterator[Path]:
     try:
         entries = list(os.scandir(root))
