@@ -154,6 +154,8 @@ def test_a_terminated_session_tears_its_trials_down_and_reports_interrupted(
     interrupted(data)
     fixture = data.get("fixtures", [data])[0]
     assert {case["name"] for case in fixture["cases"]} >= {"greets", "sleeps"}
+    problems = [p for case in fixture["cases"] for t in case["trials"] for p in t["problems"]]
+    assert not any("crashed" in p for p in problems), problems
 
 
 # -- agentic-evals run -----------------------------------------------------------------------

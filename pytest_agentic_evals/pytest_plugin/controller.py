@@ -8,6 +8,7 @@ directly. Either way the verdicts are computed here, from the same data, by the 
 from __future__ import annotations
 
 import os
+import signal
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -87,7 +88,12 @@ class Controller:
             self.results[fixture_nodeid][(case, trial)] = result
         elif report.failed and (case, trial) not in self.results[fixture_nodeid]:
             # A crashed worker's report carries none of our data: a failed trial, not nothing.
-            self.results[fixture_nodeid][(case, trial)] = _incomplete_trial(report, trial)
+            result = _incomplete_trial(report, trial)
+            if self.termination is not None and self.termination.received is not None:
+                # The worker stopped on the signal: the trial was interrupted, not crashed.
+                name = signal.Signals(self.termination.received).name
+                result["problems"] = [f"interrupted ({name}) while this trial ran"]
+            self.results[fixture_nodeid][(case, trial)] = result
 
     # -- the end of the session ---------------------------------------------------------------
     @pytest.hookimpl(wrapper=True, tryfirst=True)
