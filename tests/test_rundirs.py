@@ -191,8 +191,9 @@ def test_32_parallel_collect_only_sessions_over_2000_stale_runs(
     assert all(path.is_dir() for path in stale)
 
 
+@pytest.mark.parametrize("mode", MODES)
 def test_a_failed_trials_output_survives_ten_later_runs(
-    pytester: pytest.Pytester, tmpdir_of_its_own: Path
+    pytester: pytest.Pytester, tmpdir_of_its_own: Path, mode: list[str]
 ) -> None:
     data = skill_fixture()
     data["cases"].append({"name": "fails", "type": "positive",
@@ -202,15 +203,22 @@ def test_a_failed_trials_output_survives_ten_later_runs(
     make_skill(pytester, data)
     report = pytester.path / "report.json"
     argv = ["--agentic-evals", "--agentic-evals-report", str(report), "-p", "no:cacheprovider"]
-    assert pytester.runpytest(*argv).ret == 1
+
+    def run() -> pytest.RunResult:
+        if mode:  # under xdist: the workers make the run directory, the controller prunes
+            return pytester.runpytest_subprocess(*argv, *mode, timeout=NO_HANG_SECONDS)
+        return pytester.runpytest(*argv)
+
+    assert run().ret == 1
     failed = next(c for c in json.loads(report.read_text())["cases"]
                   if c["name"] == "fails")["trials"][0]
     evidence = Path(failed["workspace"]["root"]) / "evidence.txt"
     output = Path(failed["output_dir"]) / "stdout"
     assert evidence.read_text() == "hello, evidence\n" and output.exists()
     (pytester.path / "fixtures" / "agentic_eval.json").write_text(json.dumps(skill_fixture()))
-    for _ in range(10):
-        assert pytester.runpytest(*argv).ret == 0
+    for later in range(10):
+        # Under xdist, the first and the last of the later runs are xdist runs too.
+        assert (run() if later in (0, 9) else pytester.runpytest(*argv)).ret == 0
     assert evidence.read_text() == "hello, evidence\n" and output.exists()
     # The passing runs left nothing behind; the failed one is the only run left.
     failed_run = Path(failed["output_dir"]).relative_to(runs_root()).parts[0]
