@@ -78,6 +78,7 @@ def build_fixture_report(
         readiness = worst([readiness_from_cases, claim_readiness])
         notes.extend(claim_lines)
     notes += _run_notes(fixture, trial_count, partial, interrupted)
+    notes += _stop_notes(cases)
     disqualified = {entry["name"]: entry["evidence_disqualifiers"] for entry in cases
                     if entry["evidence_disqualifiers"]}
 
@@ -134,6 +135,33 @@ def _run_notes(fixture: Fixture, trial_count: int, partial: bool, interrupted: b
     return notes
 
 
+def _stop_notes(cases: list[dict[str, Any]]) -> list[str]:
+    """Which trials stop on fail left out."""
+    stopped = [entry["name"] for entry in cases if entry.get("stopped_trials")]
+    if not stopped:
+        return []
+    count = sum(len(entry.get("stopped_trials", ())) for entry in cases)
+    return [f"stop on fail: {count} trial(s) not run after a failed trial of their case "
+            f"({', '.join(stopped)}); those cases' statistics count the trials that ran"]
+
+
+def _ran_and_stopped(
+    trials: Mapping[tuple[str, int], TrialResult], case: str, trial_count: int
+) -> tuple[list[TrialResult], list[int]]:
+    """The results of a case's trials that ran, and the numbers of those that stop on fail
+    left out (NOT_TESTED)."""
+    results, stopped = [], []
+    for number in range(1, trial_count + 1):
+        result = trials.get((case, number))
+        if result is None:
+            continue
+        if result["outcome"] == NOT_TESTED:
+            stopped.append(number)
+        else:
+            results.append(result)
+    return results, stopped
+
+
 def _case_reports(
     fixture: Fixture,
     trials: Mapping[tuple[str, int], TrialResult],
@@ -141,14 +169,19 @@ def _case_reports(
     trial_count: int,
     repo: Mapping[str, Any] | None,
 ) -> tuple[list[dict[str, Any]], list[CaseVerdict], bool]:
-    """Each case's report entry and verdict, and whether a case had trials left unselected."""
+    """Each case's report entry and verdict, and whether a case had trials left unselected
+    (or left out without a failed trial)."""
     cases, verdicts, some_unselected = [], [], False
     for case in fixture.cases:
         chosen = sorted(set(selected.get(case.name, ())))
         some_unselected = some_unselected or len(chosen) < trial_count
-        results = [trials[(case.name, n)] for n in range(1, trial_count + 1)
-                   if (case.name, n) in trials]
+        results, stopped = _ran_and_stopped(trials, case.name, trial_count)
         entry = _case_entry(fixture, case, results, len(chosen), repo)
+        if stopped:
+            entry["stopped_trials"] = stopped
+            # Only a failed trial stops a case: without one, what did not run is missing
+            # evidence, as in a partial run.
+            some_unselected = some_unselected or entry["observed_outcome"] != FAIL
         cases.append(entry)
         verdicts.append(CaseVerdict(case.name, case.required, entry["outcome"], len(chosen),
                                     len(results),

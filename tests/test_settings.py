@@ -31,11 +31,14 @@ SET = {
     "files": ("evals-*.json my-*.json", ("evals-*.json", "my-*.json")),
     "sandbox": ("required", "required"),
     "hide": ("out/report.json", ("out/report.json",)),
+    "stop_on_fail": (None, True),
+    "durations": ("last", "last"),
 }
 DEFAULTS = {
     "enabled": False, "files": ("agentic_eval*.json",), "report": None,
     "report_unannounced": False, "report_only": False, "trials": None, "timeout": None,
     "markdown": None, "cases": (), "keep_workspaces": False, "sandbox": "auto", "hide": (),
+    "stop_on_fail": False, "durations": None,
 }
 ON_COMMAND_LINE = [option for option in OPTIONS if option.flag]
 IN_INI = [option for option in OPTIONS if option.ini]
@@ -139,6 +142,8 @@ RUN_SPELLINGS = {
     "cases": ["--case", "greets", "--case", "refuses-empty-name"],
     "keep_workspaces": ["--keep-workspaces"],
     "sandbox": ["--sandbox", "required"],
+    "stop_on_fail": ["--stop-on-fail"],
+    "durations": ["--durations", "earlier-report.json"],
 }
 
 
@@ -160,7 +165,8 @@ def test_a_run_option_reaches_the_plugin_as_the_same_setting(
     settings = resolve_settings(pytester.parseconfig(*plugin_arguments(values)))
     expected = {"report_only": True, "trials": 3, "timeout": 2.5, "markdown": "summary.md",
                 "cases": ("greets", "refuses-empty-name"), "keep_workspaces": True,
-                "sandbox": "required"}[name]
+                "sandbox": "required", "stop_on_fail": True,
+                "durations": "earlier-report.json"}[name]
     assert getattr(settings, name) == expected
     # ... and nothing else: every other setting keeps its default.
     assert [other for other in DEFAULTS if other != name

@@ -1,7 +1,8 @@
 """``agentic-evals run``: pytest with the plugin, in a subprocess; the JSON report on stdout.
 
 The options ``run`` shares with the plugin (``--report-only``, ``--trials``, ``--timeout``,
-``--md``, ``--case``, ``--keep-workspaces``, ``--sandbox``) are the plugin's own option table
+``--md``, ``--case``, ``--keep-workspaces``, ``--sandbox``, ``--stop-on-fail``,
+``--durations``) are the plugin's own option table
 (``pytest_plugin.settings``), given here under shorter names and passed on as they are.
 """
 

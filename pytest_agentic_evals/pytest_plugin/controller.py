@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from pytest_agentic_evals.durations import cached_rows, report_durations
 from pytest_agentic_evals.execution.trial import TrialResult, infrastructure_failure
 from pytest_agentic_evals.expectations.builtin import extra_schemas
 from pytest_agentic_evals.jsonio import write_json_atomically, write_text_atomically
@@ -24,9 +25,15 @@ from pytest_agentic_evals.model import Fixture
 from pytest_agentic_evals.pytest_plugin.kinds import PluginError, gather_kinds
 from pytest_agentic_evals.pytest_plugin.nodes import parse_trial_nodeid
 from pytest_agentic_evals.pytest_plugin.regressions import RegressionResults
+from pytest_agentic_evals.pytest_plugin.scheduling import LongestFirstScheduling
 from pytest_agentic_evals.pytest_plugin.settings import Settings
 from pytest_agentic_evals.pytest_plugin.termination import Termination
-from pytest_agentic_evals.pytest_plugin.worker import CATALOG_KEY, RESULT_ATTRIBUTE, RUN_ID_KEY
+from pytest_agentic_evals.pytest_plugin.worker import (
+    CATALOG_KEY,
+    DURATIONS_CACHE_KEY,
+    RESULT_ATTRIBUTE,
+    RUN_ID_KEY,
+)
 from pytest_agentic_evals.report import build_fixture_report, session_report
 from pytest_agentic_evals.summary import fixture_reports, markdown, terminal_lines
 from pytest_agentic_evals.verdicts import excused_failure, fixture_gate
@@ -120,6 +127,7 @@ class Controller:
         regressions = self.regressions.in_order() if self.regressions else []
         if self.reports or regressions:
             self.session_report = self.publish(regressions)
+        self.record_durations()
         self.apply_exit_status(session)
 
     def catalog_lost_fixtures(self) -> None:
@@ -176,6 +184,19 @@ class Controller:
         except PluginError as exc:
             self.gate_failures.append(f"{nodeid}: {exc}")
         return None
+
+    def record_durations(self) -> None:
+        """The durations of the cases that ran, in pytest's cache, for the next run's
+        ``--agentic-evals-durations last``; the cases that did not run keep theirs."""
+        cache = getattr(self.config, "cache", None)
+        if cache is None or not self.reports:
+            return
+        rows = {(fixture, case): ms for fixture, case, ms in
+                cached_rows(cache.get(DURATIONS_CACHE_KEY, None))}
+        for report in self.reports:
+            rows.update({(fixture, case): ms for fixture, case, ms in report_durations(report)})
+        cache.set(DURATIONS_CACHE_KEY, [[fixture, case, ms] for (fixture, case), ms
+                                        in sorted(rows.items())])
 
     def gate_reasons(self) -> list[str]:
         reasons = []
@@ -271,6 +292,14 @@ class XdistHooks:
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput[RUN_ID_KEY] = self.controller.run_id
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        """With durations, under ``--dist load`` (what ``-n`` means), the trials are handed
+        out longest first; a scheduling the user chose is left alone."""
+        if self.controller.settings.durations and config.getvalue("dist") == "load":
+            return LongestFirstScheduling(config, log)
+        return None
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:

@@ -16,6 +16,7 @@ import pytest
 
 from pytest_agentic_evals.evidence.qualification import qualify
 from pytest_agentic_evals.execution.environment import RunSettings
+from pytest_agentic_evals.execution.stops import CaseStops, stopped_trial
 from pytest_agentic_evals.execution.trial import TrialResult, run_trial
 from pytest_agentic_evals.expectations.builtin import ExpectationKind, extra_schemas
 from pytest_agentic_evals.loading import load_fixture
@@ -44,6 +45,7 @@ class Collecting(Protocol):
     """What fixture files and trial items need of the process that collects and runs them."""
 
     run_settings: RunSettings
+    stops: CaseStops | None  # None: every trial runs, whatever the case's earlier trials did
 
     def kinds(self, hook: Any) -> dict[str, ExpectationKind]: ...
 
@@ -76,7 +78,7 @@ class FixtureFile(pytest.File):
                 yield TrialItem.from_parent(
                     self, name=trial_name(case.name, trial), fixture=fixture, case=case,
                     trial=trial, trials=trials, kinds=kinds,
-                    run_settings=self.collecting.run_settings,
+                    run_settings=self.collecting.run_settings, stops=self.collecting.stops,
                 )
 
 
@@ -144,6 +146,7 @@ class TrialItem(pytest.Item):
         trials: int,
         kinds: dict[str, ExpectationKind],
         run_settings: RunSettings,
+        stops: CaseStops | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -153,6 +156,7 @@ class TrialItem(pytest.Item):
         self.trial = trial
         self.trials = trials
         self.run_settings = run_settings
+        self.stops = stops
         # The trial's result, for the worker to put on the test report.
         self.agentic_result: TrialResult | None = None
         self.extra_keyword_matches.update(case.tags)
@@ -160,6 +164,10 @@ class TrialItem(pytest.Item):
             self.add_marker(tag)
 
     def runtest(self) -> None:
+        stop = self.stops.reason(self.fixture, self.case) if self.stops else None
+        if stop is not None:
+            self.agentic_result = stopped_trial(self.trial, stop)
+            pytest.skip(stop)
         result = run_trial(self.fixture, self.case, self.trial, self.run_settings, self.kinds)
         self.agentic_result = result
         self.user_properties += [
@@ -171,6 +179,8 @@ class TrialItem(pytest.Item):
             ("duration_ms", str(result["duration_ms"])),
         ]
         if result["outcome"] == FAIL:
+            if self.stops is not None:
+                self.stops.record(self.fixture, self.case, self.trial)
             raise TrialFailed(TrialFailure.of(self.case, self.trial, self.trials, result))
         if result["outcome"] in (BLOCKED, INFRA_BLOCKED):
             pytest.skip(result["problems"][0])

@@ -35,6 +35,7 @@ from pytest_agentic_evals.pytest_plugin.worker import (
     RUN_ID_KEY,
     Publish,
     Worker,
+    load_durations,
     publish_to_controller,
 )
 
@@ -65,6 +66,7 @@ def _register_worker(config: pytest.Config, settings: Settings) -> None:
 def _register_controller(config: pytest.Config, settings: Settings) -> None:
     """The controller of an xdist run: it names the run, prunes finished runs, and collects
     and runs nothing; the workers make the run's directory."""
+    load_durations(config, settings)  # a bad report is refused before any worker starts
     controller = _add_controller(config, settings, uuid.uuid4().hex[:12])
     controller.termination = Termination(forward_to_children=True)
     controller.termination.install(config.add_cleanup)

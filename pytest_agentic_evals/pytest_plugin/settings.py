@@ -131,6 +131,17 @@ OPTIONS = (
            flag="--agentic-evals-sandbox", run_flag="--sandbox", ini="agentic_evals_sandbox",
            ini_help="sandbox the trials: auto (default), required or off", metavar="MODE",
            convert=sandbox_mode, default="auto"),
+    Option("stop_on_fail", "once a trial of a case has failed, its remaining trials are not "
+                           "run (NOT_TESTED; the case has failed either way)",
+           flag="--agentic-evals-stop-on-fail", run_flag="--stop-on-fail",
+           ini="agentic_evals_stop_on_fail", ini_type="bool",
+           ini_help="end a case's remaining trials once one has failed", action="store_true",
+           default=False),
+    Option("durations", "run the longest trials first, by the durations of this report "
+                        "('last': the durations the last run recorded in pytest's cache)",
+           flag="--agentic-evals-durations", run_flag="--durations",
+           ini="agentic_evals_durations", ini_help="report whose durations order the trials "
+                                                   "(or 'last')", metavar="REPORT"),
     Option("hide", "files of agentic-evals run that no trial may see",
            flag="--agentic-evals-hide", action="append", metavar="PATH", default=(),
            hidden=True),
@@ -153,6 +164,8 @@ class Settings:
     cases: tuple[str, ...]
     keep_workspaces: bool
     sandbox: str
+    stop_on_fail: bool
+    durations: str | None  # a report's path, or "last" (pytest's cache); None: collection order
     hide: tuple[str, ...]  # beyond report and markdown, which no trial may see either
     sources: Mapping[str, str]
 

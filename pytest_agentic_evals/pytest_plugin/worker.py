@@ -17,9 +17,17 @@ from typing import Any
 
 import pytest
 
+from pytest_agentic_evals.durations import (
+    Durations,
+    DurationsError,
+    cached_rows,
+    longest_first,
+    read_durations,
+)
 from pytest_agentic_evals.execution.environment import RunSettings
 from pytest_agentic_evals.execution.rundirs import RunDir
 from pytest_agentic_evals.execution.sandbox import SandboxSettings
+from pytest_agentic_evals.execution.stops import CaseStops
 from pytest_agentic_evals.execution.trialdirs import TrialDirs
 from pytest_agentic_evals.expectations.builtin import ExpectationKind
 from pytest_agentic_evals.model import Fixture
@@ -31,6 +39,8 @@ from pytest_agentic_evals.regressions.registry import is_registry
 CATALOG_KEY = "agentic_evals_catalog"  # in workeroutput: what the worker collected
 RUN_ID_KEY = "agentic_evals_run_id"  # in workerinput: the run the controller opened
 RESULT_ATTRIBUTE = "agentic_evals"  # on a trial's test report: its result
+DURATIONS_CACHE_KEY = "agentic_evals/durations"  # in pytest's cache: the last run's durations
+LAST_DURATIONS = "last"  # --agentic-evals-durations last: the durations in pytest's cache
 
 # The catalog (builtins only, so that xdist can send it):
 #   {"fixtures": {fixture node id: {"path", "trials", "selected": {case: [trial numbers]},
@@ -57,6 +67,22 @@ def sandbox_settings(settings: Settings) -> SandboxSettings:
                            hidden=tuple(Path(os.path.abspath(p)) for p in paths if p))
 
 
+def load_durations(config: pytest.Config, settings: Settings) -> Durations | None:
+    """The durations that order the trials, or None for collection order; a report that cannot
+    be read is a usage error naming the setting."""
+    if not settings.durations:
+        return None
+    if settings.durations == LAST_DURATIONS:
+        cache = getattr(config, "cache", None)
+        rows = cached_rows(cache.get(DURATIONS_CACHE_KEY, None)) if cache is not None else []
+    else:
+        try:
+            rows = read_durations(settings.durations)
+        except DurationsError as exc:
+            raise pytest.UsageError(f"{settings.source('durations')}: {exc}") from None
+    return Durations(rows)
+
+
 class Worker:
     """Collection of fixtures, selection of cases, and the trials' results on their reports."""
 
@@ -68,6 +94,8 @@ class Worker:
         self.publish = publish
         self.run = run
         self.trial_dirs = TrialDirs(run.path)
+        self.stops = CaseStops(run.path) if settings.stop_on_fail else None
+        self.durations = load_durations(config, settings)
         self.run_settings = RunSettings(
             run_id=run.run_id, run_dir=run.path, keep_passed_workspaces=settings.keep_workspaces,
             trial_dirs=self.trial_dirs, sandbox=sandbox_settings(settings),
@@ -110,6 +138,16 @@ class Worker:
     def pytest_collection_modifyitems(
         self, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
+        self._select_cases(config, items)
+        if self.durations:
+            # Every worker orders the same collection the same way, as xdist requires; its
+            # load scheduling hands the trials out in this order.
+            durations = self.durations
+            items[:] = longest_first(items, lambda item: durations.of(item.fixture.path,
+                                                                     item.case.name)
+                                     if isinstance(item, TrialItem) else 0.0)
+
+    def _select_cases(self, config: pytest.Config, items: list[pytest.Item]) -> None:
         wanted = self.settings.cases
         if not wanted:
             return
