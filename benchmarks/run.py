@@ -12,6 +12,7 @@ demand:
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import platform
@@ -21,56 +22,20 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
-PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q"]
-# Reports the peak resident memory of the pytest process itself, in KiB, at the very end.
-PEAK_RSS_PLUGIN = """
-import os
-
-def pytest_unconfigure(config):
-    for line in open("/proc/self/status"):
-        if line.startswith("VmHWM:"):
-            with open(os.environ["PEAK_RSS_FILE"], "w") as out:
-                out.write(line.split()[1])
-"""
-
-
-# The runner's own costs are measured without the sandbox, whose cost bench_sandbox measures.
-UNSANDBOXED = ["--agentic-evals", "--agentic-evals-sandbox", "off"]
-# Measured as users run: with the compiled (and assertion-rewritten) modules cached on disk.
-BASE_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-
-
-def timed(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> float:
-    started = time.perf_counter()
-    result = subprocess.run(command, cwd=cwd, env=env or BASE_ENV, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
-    elapsed = time.perf_counter() - started
-    if result.returncode not in (0,):
-        raise SystemExit(f"benchmark command failed ({result.returncode}): {command}\n"
-                         f"{result.stderr[-2000:]}")
-    return elapsed
-
-
-def median_of(repeat: int, measure: Callable[[], float]) -> float:
-    return statistics.median(measure() for _ in range(repeat))
-
-
-def write_fixture(path: Path, cases: list[dict], trials: int, kind: str = "skill") -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"version": 2, "skill": path.parent.name, "trials": trials,
-                                "eval_kind": kind, "cases": cases}))
-    return path
-
-
-def skill_dir(root: Path) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    run = root / "run.sh"
-    run.write_text("#!/bin/sh\nexit 0\n")
-    run.chmod(0o755)
-    return root
+from common import (
+    BASE_ENV,
+    PEAK_RSS_PLUGIN,
+    PYTEST,
+    UNSANDBOXED,
+    median_of,
+    skill_dir,
+    timed,
+    write_fixture,
+)
+from memory import bench_trial_memory
+from scheduling import bench_ordering, bench_stop
 
 
 def bench_collection(work: Path, quick: bool) -> list[tuple[str, str, str, str]]:
@@ -584,7 +549,9 @@ def bench_plan_journeys(work: Path, quick: bool) -> list[tuple[str, str, str, st
 BENCHMARKS = {"overhead": bench_overhead, "parallel": bench_parallel, "memory": bench_memory,
               "collection": bench_collection, "report": bench_report, "skills": bench_audit_skills,
               "coverage": bench_coverage_audit, "workspace": bench_workspace,
-              "sandbox": bench_sandbox, "journeys": bench_plan_journeys}
+              "sandbox": bench_sandbox, "journeys": bench_plan_journeys,
+              "ordering": bench_ordering, "stop": bench_stop,
+              "trialmemory": bench_trial_memory}
 
 
 def main() -> int:
@@ -594,6 +561,9 @@ def main() -> int:
                         help=f"benchmarks to run: {', '.join(BENCHMARKS)} (default: all)")
     parser.add_argument("--quick", action="store_true",
                         help="one repetition and smaller sizes: checks the script, not targets")
+    parser.add_argument("--trial-memory-sizes", metavar="N,N", default="",
+                        help="trial counts of trialmemory (default 5000,10000; quick 500,1000),"
+                             " for example 5000,50000")
     args = parser.parse_args()
     names = args.names or list(BENCHMARKS)
     unknown = sorted(set(names) - set(BENCHMARKS))
@@ -606,7 +576,11 @@ def main() -> int:
     print("|---|---|---|---|")
     with tempfile.TemporaryDirectory(prefix="agentic-evals-bench-") as scratch:
         for name in names:
-            for row in BENCHMARKS[name](Path(scratch), args.quick):
+            bench = BENCHMARKS[name]
+            if name == "trialmemory" and args.trial_memory_sizes:
+                sizes = tuple(int(n) for n in args.trial_memory_sizes.split(","))
+                bench = functools.partial(bench_trial_memory, sizes=sizes)
+            for row in bench(Path(scratch), args.quick):
                 print("| " + " | ".join(row) + " |", flush=True)
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} at the end")
     return 0
