@@ -49,8 +49,10 @@ class RunDir:
 
     run_id: str
     prune: bool = True
-    """Whether opening it removes finished runs that kept nothing (the run's opener does;
-    an xdist worker joining its controller's run does not)."""
+    """Whether this process opens the run for itself: opening it then removes finished runs
+    that kept nothing, and closing it removes the run's directory unless it kept something.
+    An xdist worker joins its controller's run and does neither: the controller, which
+    outlives its workers, removes the directory (:func:`remove_if_finished`)."""
     path: Path = field(init=False)
     _in_use: IO[str] | None = field(default=None, init=False)
 
@@ -76,8 +78,14 @@ class RunDir:
             return
         self._in_use.close()
         self._in_use = None
-        if not is_kept(self.path) and not _in_use(self.path):
-            shutil.rmtree(self.path, ignore_errors=True)
+        if self.prune:
+            remove_if_finished(self.path)
+
+
+def remove_if_finished(run_dir: Path) -> None:
+    """Remove ``run_dir`` unless it kept something or a process still uses it."""
+    if run_dir.is_dir() and not is_kept(run_dir) and not _in_use(run_dir):
+        shutil.rmtree(run_dir, ignore_errors=True)
 
 
 def new_run_dir(run_id: str) -> tuple[Path, IO[str]]:
@@ -108,11 +116,14 @@ def _enter(run_dir: Path) -> IO[str]:
     root.mkdir(parents=True, exist_ok=True)
     for _ in range(3):
         if run_dir.is_dir():
-            in_use = open(run_dir / IN_USE_MARKER, "a")  # noqa: SIM115 - held for the run
+            try:
+                in_use = open(run_dir / IN_USE_MARKER, "a")  # noqa: SIM115 - held for the run
+            except FileNotFoundError:
+                continue  # removed meanwhile: make it again
             fcntl.flock(in_use, fcntl.LOCK_SH)
             if run_dir.is_dir():
                 return in_use
-            in_use.close()  # removed meanwhile (a run that ended): make it again
+            in_use.close()  # removed meanwhile: make it again
             continue
         making = root / f".making-{uuid.uuid4().hex}"
         making.mkdir()

@@ -19,7 +19,7 @@ import uuid
 
 import pytest
 
-from pytest_agentic_evals.execution.rundirs import RunDir, prune, runs_root
+from pytest_agentic_evals.execution.rundirs import RunDir, prune, remove_if_finished, runs_root
 from pytest_agentic_evals.pytest_plugin.controller import Controller, XdistHooks
 from pytest_agentic_evals.pytest_plugin.kinds import BUILTIN_KINDS_PLUGIN, BuiltinKinds
 from pytest_agentic_evals.pytest_plugin.regressions import (
@@ -72,6 +72,9 @@ def _register_controller(config: pytest.Config, settings: Settings) -> None:
     controller.termination.install(config.add_cleanup)
     config.pluginmanager.register(XdistHooks(controller), XDIST_PLUGIN)
     config.pluginmanager.register(Pruning(), PRUNING_PLUGIN)
+    # After the workers are gone: the run's directory goes unless it kept something.
+    run_dir = RunDir(controller.run_id).path
+    config.add_cleanup(lambda: remove_if_finished(run_dir))
 
 
 def _register_serial_run(config: pytest.Config, settings: Settings) -> None:
