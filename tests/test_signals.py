@@ -161,21 +161,23 @@ def test_a_terminated_session_tears_its_trials_down_and_reports_interrupted(
 # -- agentic-evals run -----------------------------------------------------------------------
 
 CLI_CASES = [
-    pytest.param(signal.SIGTERM, "cli", id="term-cli"),
-    pytest.param(signal.SIGTERM, "group", id="term-group"),
-    pytest.param(signal.SIGHUP, "cli", id="hup-cli"),
+    pytest.param(signal.SIGTERM, "cli", [], id="term-cli"),
+    pytest.param(signal.SIGTERM, "group", [], id="term-group"),
+    pytest.param(signal.SIGHUP, "cli", [], id="hup-cli"),
+    pytest.param(signal.SIGTERM, "cli", ["--", "-n", "2"], id="term-cli-xdist"),
 ]
 
 
-@pytest.mark.parametrize(("sig", "target"), CLI_CASES)
+@pytest.mark.parametrize(("sig", "target", "mode"), CLI_CASES)
 def test_a_terminated_cli_run_reaches_pytest_and_reports_interrupted(
-    pytester: pytest.Pytester, tmp_path: Path, sig: int, target: str
+    pytester: pytest.Pytester, tmp_path: Path, sig: int, target: str, mode: list[str]
 ) -> None:
     m = marker()
     fixture = sleeping_skill(pytester, m, "auto" if SANDBOX else "off")
     output = tmp_path / "report.json"
     cli = subprocess.Popen(
-        [AGENTIC_EVALS, "run", str(fixture), "--output", str(output)], cwd=pytester.path,
+        [AGENTIC_EVALS, "run", str(fixture), "--output", str(output), *mode],
+        cwd=pytester.path,
         env=environment(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, start_new_session=True, preexec_fn=default_signals)
     try:
