@@ -421,7 +421,7 @@ def test_a_pid_hopper_never_escapes_over_many_trials(
     hops = trials(read_report(pytester.path / "report.json"), "hops")
     assert len(hops) == 16
     for trial in hops:
-        assert trial["outcome"] == "FAIL" and trial["isolation"]["sandbox"] == "bwrap"
+        assert trial["outcome"] == "FAIL" and trial["isolation"]["sandbox"] == "bwrap", trial
         assert any("process(es) behind" in p and m in p for p in trial["problems"]), trial
     assert alive_with(m) == []
 

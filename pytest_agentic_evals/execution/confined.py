@@ -331,17 +331,17 @@ def _members(root: str, exclude: set[int]) -> dict[int, str]:
     """Live processes of the namespace (not zombies, not dying) with their command lines.
 
     A process that forks and exits in a loop can vanish between the listing and the look at
-    it, or be caught exiting (its command line already gone): the listing is then taken
-    again, and finds its successor. If that keeps happening, those processes count as they
-    are. Raises OSError when the namespace's /proc cannot be read (the namespace is gone).
+    it, be caught exiting (its command line already gone), or be a zombie by the time it is
+    looked at, its successor born after the listing: the listing is then taken again, and
+    finds its successor. A round counts only when no process was born while it ran (a second
+    listing shows no new pid). If that keeps happening, those processes count as they are.
+    Raises OSError when the namespace's /proc cannot be read (the namespace is gone).
     """
     found: dict[int, str] = {}
     for round_number in range(LISTING_ROUNDS):
         passing: dict[int, str] = {}
-        for name in os.listdir(root):
-            if not name.isdigit() or int(name) in exclude:
-                continue
-            pid = int(name)
+        listed = {int(name) for name in os.listdir(root) if name.isdigit()} - exclude
+        for pid in sorted(listed):
             state = process_state(pid, root)
             if state is None:
                 passing[pid] = "[vanished while being listed]"
@@ -352,6 +352,9 @@ def _members(root: str, exclude: set[int]) -> dict[int, str]:
                     found.setdefault(pid, command)
                 else:
                     passing[pid] = command_line(pid, root)  # its name, in brackets
+        born = {int(name) for name in os.listdir(root) if name.isdigit()} - exclude - listed
+        for pid in born:
+            passing[pid] = command_line(pid, root) or "[born while being listed]"
         if not passing:
             break
         if round_number == LISTING_ROUNDS - 1:
