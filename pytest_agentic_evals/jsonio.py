@@ -14,7 +14,7 @@ import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from pytest_agentic_evals.problems import InputError, Problem
 
@@ -140,52 +140,64 @@ def json_text(data: Any, one_line: OneLine = records_on_one_line) -> str:
     keep the default, a trial a line; a journey plan writes with ``flat_on_one_line``, so that
     it reads top to bottom and diffs line by line."""
     parts: list[str] = []
-    _write_json(data, "", None, None, one_line, parts)
+    _write_json(data, "", None, None, one_line, parts.append)
     parts.append("\n")
     return "".join(parts)
 
 
 def _write_json(value: Any, indent: str, key: str | None, list_key: str | None,
-                one_line: OneLine, parts: list[str]) -> None:
-    """Append ``value``, which stands at ``indent`` under ``key`` in its object, or as an item
-    of the array under ``list_key``."""
+                one_line: OneLine, write: Callable[[str], Any]) -> None:
+    """Write ``value``, which stands at ``indent`` under ``key`` in its object, or as an item
+    of the array under ``list_key``, piece by piece: a report of many trials is never held
+    as one string."""
     if not isinstance(value, (dict, list)) or not value:
-        parts.append(_encode(value))
+        write(_encode(value))
         return
     text = one_line(value, indent, list_key)
     if text is not None:
-        parts.append(text)
+        write(text)
         return
     inner = indent + "  "
-    members: list[str] = []
     if isinstance(value, dict):
+        separator = "{\n"
         for item_key, item in value.items():
-            member = [inner, _encode(item_key), ": "]
-            _write_json(item, inner, item_key, None, one_line, member)
-            members.append("".join(member))
-        parts.append("{\n" + ",\n".join(members) + "\n" + indent + "}")
+            write(separator + inner + _encode(item_key) + ": ")
+            _write_json(item, inner, item_key, None, one_line, write)
+            separator = ",\n"
+        write("\n" + indent + "}")
         return
+    separator = "[\n"
     for item in value:
-        member = [inner]
-        _write_json(item, inner, None, key, one_line, member)
-        members.append("".join(member))
-    parts.append("[\n" + ",\n".join(members) + "\n" + indent + "]")
+        write(separator + inner)
+        _write_json(item, inner, None, key, one_line, write)
+        separator = ",\n"
+    write("\n" + indent + "]")
 
 
 def write_json_atomically(path: str | os.PathLike[str], data: Any) -> None:
-    """Write JSON through a temporary file and a rename: readers see all of it or nothing."""
-    write_text_atomically(path, json_text(data))
+    """Write JSON through a temporary file and a rename: readers see all of it or nothing.
+    The text goes to the file as it is laid out, never whole in memory."""
+
+    def write(stream: IO[str]) -> None:
+        _write_json(data, "", None, None, records_on_one_line, stream.write)
+        stream.write("\n")
+
+    _write_atomically(path, write)
 
 
 def write_text_atomically(path: str | os.PathLike[str], text: str) -> None:
+    _write_atomically(path, lambda stream: stream.write(text))
+
+
+def _write_atomically(path: str | os.PathLike[str], fill: Callable[[IO[str]], Any]) -> None:
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     try:
         # mkstemp makes the file private (0600); the result gets the mode any new file would.
         os.fchmod(handle, 0o666 & ~_umask())
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
+        with os.fdopen(handle, "w", encoding="utf-8", buffering=1 << 20) as stream:
+            fill(stream)
             stream.flush()
             os.fsync(stream.fileno())
         os.replace(temporary, target)

@@ -265,8 +265,17 @@ def _case_entry(
             infra_blocked=infra_blocked,
         ),
         "usage": case_usage(results),
-        "trials": [{**result, "execution_provenance": block} for result in results],
+        "trials": _with_provenance(results, block),
     }
+
+
+def _with_provenance(results: list[TrialResult], block: dict[str, Any]) -> list[TrialResult]:
+    """The trials, each naming the provenance block of its case: the one block, shared, and
+    the results themselves rather than copies, so that a report of many trials costs little
+    more memory than its trials' results."""
+    for result in results:
+        result["execution_provenance"] = block
+    return results
 
 
 def summarize(cases: list[dict[str, Any]]) -> dict[str, Any]:

@@ -6,6 +6,8 @@ an xdist worker to the controller unchanged.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import secrets
 import shutil
 from collections.abc import Mapping
@@ -274,6 +276,30 @@ def _artifact_hashes(case: Case, observation: Observation) -> dict[str, str]:
         except (ArtifactError, OSError):
             continue
     return hashes
+
+
+# Parts of a trial's result that are often the same from trial to trial (the isolation, the
+# network domains, empty lists, the excerpts of a command that prints the same each time).
+SHAREABLE = ("isolation", "domains", "usage", "stdout", "stderr", "argv", "problems",
+             "left_behind_processes", "blocked_markers_seen", "artifact_hashes",
+             "stray_detection")
+SHARED_BYTES_MAX = 8192  # larger parts are kept as they are
+
+
+def share_parts(result: TrialResult, pool: dict[bytes, Any]) -> TrialResult:
+    """``result`` with each part equal to one seen before replaced by that one, so that many
+    trials keep one copy of what they have in common. The parts are never changed afterwards
+    (a report is built from them and written), so sharing is safe."""
+    for key in SHAREABLE:
+        value = result.get(key)
+        if not isinstance(value, (dict, list)):
+            continue
+        text = json.dumps(value, sort_keys=True, default=str).encode()
+        if len(text) <= SHARED_BYTES_MAX:
+            # A digest, not the text, names it: a part no other trial shares costs 16 bytes.
+            digest = hashlib.blake2b(key.encode() + b"\0" + text, digest_size=16).digest()
+            result[key] = pool.setdefault(digest, value)
+    return result
 
 
 def infrastructure_failure(

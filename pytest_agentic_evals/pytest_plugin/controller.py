@@ -16,7 +16,11 @@ from typing import Any
 import pytest
 
 from pytest_agentic_evals.durations import cached_rows, report_durations
-from pytest_agentic_evals.execution.trial import TrialResult, infrastructure_failure
+from pytest_agentic_evals.execution.trial import (
+    TrialResult,
+    infrastructure_failure,
+    share_parts,
+)
 from pytest_agentic_evals.expectations.builtin import extra_schemas
 from pytest_agentic_evals.jsonio import write_json_atomically, write_text_atomically
 from pytest_agentic_evals.loading import load_fixture
@@ -60,6 +64,7 @@ class Controller:
         self.worker_hashes: dict[str, set[str]] = defaultdict(set)
         self.unknown_cases: set[str] = set()
         self.results: dict[str, TrialResults] = defaultdict(dict)
+        self.shared: dict[bytes, Any] = {}  # the parts trials have in common (share_parts)
         self.reports: list[dict[str, Any]] = []
         self.session_report: dict[str, Any] | None = None
         self.judged: dict[str, dict[str, Any]] = {}  # node id of a fixture file -> its report
@@ -92,7 +97,7 @@ class Controller:
         fixture_nodeid, case, trial = key
         result = getattr(report, RESULT_ATTRIBUTE, None)
         if result is not None:
-            self.results[fixture_nodeid][(case, trial)] = result
+            self.results[fixture_nodeid][(case, trial)] = share_parts(result, self.shared)
         elif report.failed and (case, trial) not in self.results[fixture_nodeid]:
             # A crashed worker's report carries none of our data: a failed trial, not nothing.
             result = _incomplete_trial(report, trial)
