@@ -34,6 +34,7 @@ from common import (
     timed,
     write_fixture,
 )
+from isolation import bench_isolation_size
 from memory import bench_trial_memory
 from scheduling import bench_ordering, bench_stop
 
@@ -551,7 +552,7 @@ BENCHMARKS = {"overhead": bench_overhead, "parallel": bench_parallel, "memory": 
               "coverage": bench_coverage_audit, "workspace": bench_workspace,
               "sandbox": bench_sandbox, "journeys": bench_plan_journeys,
               "ordering": bench_ordering, "stop": bench_stop,
-              "trialmemory": bench_trial_memory}
+              "trialmemory": bench_trial_memory, "isolation": bench_isolation_size}
 
 
 def main() -> int:
