@@ -24,6 +24,8 @@ DEFAULT_TRIALS = 1
 FIXTURES_DIRNAME = "fixtures"
 # How a trial is isolated: see execution/sandbox.py.
 SANDBOX_MODES = ("auto", "required", "off")
+# What a sandboxed trial reaches of the network: see execution/sandbox.py.
+NETWORK_MODES = ("proxy", "none", "host")
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,8 @@ class Case:
     """Where ``sandbox`` came from: ``the case`` or ``the fixture``."""
     writable_paths: tuple[Path, ...] = ()
     """Absolute paths outside the workspace that the sandboxed trial may write."""
+    network: str = "proxy"
+    """The sandboxed trial's network: ``proxy`` (default), ``none`` or ``host``."""
 
     @property
     def pointer(self) -> str:

@@ -399,7 +399,7 @@ def test_escapes_fail_their_trials_with_the_survivors_named(
         assert alive_with(m) == []
     for name in ("greets", "refuses-empty-name"):
         assert [t["outcome"] for t in trials(report, name)] == ["PASS", "PASS"]
-        assert all(t["isolation"] == {"sandbox": "bwrap", "setting": "auto", "network": "host",
+        assert all(t["isolation"] == {"sandbox": "bwrap", "setting": "auto", "network": "proxy",
                                       "reason": None, "writable_paths": []}
                    for t in trials(report, name))
 

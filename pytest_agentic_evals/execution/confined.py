@@ -6,9 +6,11 @@ the trial's command as its child and talks to the runner over its stdin, a Unix 
 
     runner                              bwrap (the runner's child: the monitor)
       <- info fd: host pid of init        `-- init: sh -c SUPERVISOR      (pid 1 inside)
-      (proxy mode: the runner makes the proxy's listener in the sandbox's network namespace)
       -> "go"                                    `-- the trial's command  (pid 2 inside)
-      <- "ready" (the command starts)
+      <- "ready"
+      (network mode proxy: pid 2 first starts the relay, a loopback port bridged to the
+       domain proxy's Unix socket, and execs the command once the relay listens)
+      <- "relay PID" (proxy mode; the command starts)
       <- "exit N"
       the runner lists the namespace's own /proc: every live process but init is left behind
       SIGKILL to init: the kernel kills everything else in the namespace with it
@@ -42,8 +44,9 @@ import select
 import signal
 import socket
 import subprocess
+import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -60,7 +63,7 @@ from pytest_agentic_evals.execution.sandbox import (
     sandbox_environment,
 )
 
-__all__ = ["SUPERVISOR", "run_confined"]
+__all__ = ["SUPERVISOR", "SUPERVISOR_RELAY", "run_confined"]
 
 # Runs as the namespace's init, with the trial's argv as "$@" and the runner's socket as stdin.
 # It ends (and the namespace with it) when the runner closes the socket or kills it. Its own
@@ -70,6 +73,13 @@ __all__ = ["SUPERVISOR", "run_confined"]
 # and becomes the command with exec (one fork, as for a simple command).
 SUPERVISOR = ('exec 3>&2 2>/dev/null; echo ready >&0 && read -r go && '
               '{ (exec "$@") </dev/null 2>&3 3>&-; echo "exit $?" >&0; read -r done; }')
+# Network mode proxy: the same, but the subshell first starts the relay (with the arguments
+# before the command: python, the relay program, the proxy's socket, the port) and execs the
+# command only once the relay listens. The relay's pid goes to the runner on the socket.
+SUPERVISOR_RELAY = ('exec 3>&2 2>/dev/null; echo ready >&0 && read -r go && '
+                    '{ (r=$1 s=$2 u=$3 p=$4; shift 4; "$r" -I -S "$s" "$u" "$p" >&0 </dev/null '
+                    '&& exec "$@" </dev/null) 2>&3 3>&-; echo "exit $?" >&0; read -r done; }')
+RELAY_PROGRAM = str(Path(__file__).with_name("relay.py"))
 SETUP_SECONDS = 30.0
 # Left-behind candidates are looked at again after this pause: a process caught while it was
 # exiting together with the command is gone by then, one left behind is not.
@@ -90,14 +100,13 @@ def run_confined(
     plan: MountPlan,
     bwrap: str,
     grace_seconds: float = 1.0,
-    on_network: Callable[[int], None] | None = None,
+    relay: tuple[Path, int] | None = None,
 ) -> ProcessResult:
     """Run ``argv`` (no shell) in a sandbox made from ``plan``; nothing of it survives the call.
 
     ``env`` is the complete environment of the command (HOME and the temporary directory are
-    set to the sandbox's private ones). ``on_network`` is called with the host pid of the
-    sandbox's init before the command starts, to reach into its network namespace; an OSError
-    from it is a setup error.
+    set to the sandbox's private ones). ``relay``: the domain proxy's Unix socket (visible in
+    the sandbox) and the loopback port inside to bridge to it, started before the command.
     """
     output_dir.mkdir(parents=True, exist_ok=True)
     stdout_path, stderr_path = output_dir / "stdout", output_dir / "stderr"
@@ -108,9 +117,9 @@ def run_confined(
         result.start_error = start_problem(argv, cwd, env)
         if result.start_error is not None:
             return result
-        sandbox = _Sandbox.start(bwrap, plan, argv, env, out, err)
+        sandbox = _Sandbox.start(bwrap, plan, argv, env, out, err, relay)
     try:
-        sandbox.run(result, stderr_path, timeout, grace_seconds, on_network)
+        sandbox.run(result, stderr_path, timeout, grace_seconds)
     finally:
         sandbox.destroy()
     return result
@@ -127,14 +136,20 @@ class _Sandbox:
         self.buffer = b""
         self.init_pid: int | None = None
         self.init_fd: int | None = None
+        self.relayed = False
+        self.relay_pid: int | None = None
 
     @classmethod
     def start(cls, bwrap: str, plan: MountPlan, argv: Sequence[str], env: Mapping[str, str],
-              out: IO[bytes], err: IO[bytes]) -> _Sandbox:
+              out: IO[bytes], err: IO[bytes], relay: tuple[Path, int] | None) -> _Sandbox:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         info_read, info_write = os.pipe()
+        supervisor = [SHELL, "-c", SUPERVISOR, "sh"]
+        if relay is not None:
+            supervisor = [SHELL, "-c", SUPERVISOR_RELAY, "sh", sys.executable, RELAY_PROGRAM,
+                          str(relay[0]), str(relay[1])]
         command = [bwrap, *bwrap_arguments(plan), "--info-fd", str(info_write),
-                   "--", SHELL, "-c", SUPERVISOR, "sh", *argv]
+                   "--", *supervisor, *argv]
         try:
             monitor = subprocess.Popen(
                 command, env=sandbox_environment(env), stdin=theirs.fileno(), stdout=out,
@@ -147,21 +162,13 @@ class _Sandbox:
         finally:
             theirs.close()
             os.close(info_write)
-        return cls(monitor, ours, info_read)
+        sandbox = cls(monitor, ours, info_read)
+        sandbox.relayed = relay is not None
+        return sandbox
 
     def run(self, result: ProcessResult, stderr_path: Path, timeout: float,
-            grace_seconds: float, on_network: Callable[[int], None] | None) -> None:
+            grace_seconds: float) -> None:
         setup_deadline = time.monotonic() + SETUP_SECONDS
-        if on_network is not None:
-            # The proxy's listener must be there before the command starts.
-            if not self._find_init(setup_deadline):
-                result.setup_error = _bwrap_failure(stderr_path, self.monitor)
-                return
-            try:
-                on_network(self.init_pid)  # type: ignore[arg-type]
-            except OSError as exc:
-                result.setup_error = f"could not bring the domain proxy into the sandbox: {exc}"
-                return
         try:
             # Said before the supervisor asks: the command starts as soon as bwrap is done,
             # without a round trip through the runner.
@@ -171,6 +178,8 @@ class _Sandbox:
             ready = None
         if ready != "ready" or not self._find_init(setup_deadline):
             result.setup_error = _bwrap_failure(stderr_path, self.monitor)
+            return
+        if self.relayed and not self._relay_started(result, stderr_path, setup_deadline):
             return
         root = f"/proc/{self.init_pid}/root/proc"
         started = time.monotonic()
@@ -184,6 +193,8 @@ class _Sandbox:
         # After a timeout the command itself (pid 2) may still be alive: it timed out, it was
         # not left behind.
         exclude = {1, 2} if result.timed_out else {1}
+        if self.relay_pid is not None:
+            exclude.add(self.relay_pid)  # the runner's, not the trial's
         try:
             result.left_behind = _left_behind(self.init_pid, root, exclude)  # type: ignore[arg-type]
         except OSError:
@@ -191,6 +202,25 @@ class _Sandbox:
         if (status is None and not result.timed_out) or not self._init_alive():
             result.integrity_error = ("the sandbox's supervisor was gone before the runner "
                                       "ended it: what the trial left behind is unknown")
+
+    def _relay_started(self, result: ProcessResult, stderr_path: Path,
+                       deadline: float) -> bool:
+        """Wait for the relay's pid; else the trial is a setup error (it never ran)."""
+        try:
+            said = self._line(deadline)
+        except (OSError, TimeoutError):
+            said = None
+        word, _, number = (said or "").partition(" ")
+        if word == "relay" and number.isdigit():
+            self.relay_pid = int(number)
+            return True
+        try:
+            tail = stderr_path.read_bytes()[-2000:].decode("utf-8", "replace").strip()
+        except OSError:
+            tail = ""
+        detail = tail.splitlines()[-1] if tail else f"the supervisor said {said!r}"
+        result.setup_error = f"could not start the network relay in the sandbox: {detail}"
+        return False
 
     def _find_init(self, deadline: float) -> bool:
         """Learn init's host pid from bwrap, and pin it with a pidfd; False when bwrap failed

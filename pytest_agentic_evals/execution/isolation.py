@@ -6,6 +6,9 @@ Kept free of pytest imports, like the process runner.
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +18,7 @@ from pytest_agentic_evals.execution.confined import run_confined
 from pytest_agentic_evals.execution.process import ProcessResult, run_process
 from pytest_agentic_evals.execution.rundirs import runs_root
 from pytest_agentic_evals.execution.sandbox import (
+    PROXY_PORT,
     MountPlan,
     SandboxSettings,
     available_bwrap,
@@ -73,10 +77,11 @@ def launch(
             reason = f"{decision.shown}, but no trial can be sandboxed here: {found.problem}"
         else:
             reason = f"no sandbox on this machine: {found.problem}"
+    network = case.network if bwrap else "host"
     isolation = {
         "sandbox": "bwrap" if bwrap else "none",
         "setting": decision.mode,
-        "network": "host",
+        "network": network,
         "reason": reason,
         "writable_paths": [str(path) for path in case.writable_paths],
     }
@@ -86,32 +91,105 @@ def launch(
     if missing:
         return Launched(isolation, blocked="declared writable path(s) do not exist: "
                                            + ", ".join(map(str, missing)))
-
-    policy = DomainPolicy.from_expected(case.expected)
-    proxy = None
-    if policy is not None:
-        try:  # the command never runs without the guard its case asked for
-            proxy = DomainProxy.from_environment(policy)
-            proxy.start()
-        except (OSError, ValueError) as exc:
-            failure = f"could not start the domain proxy: {exc}"
-            return Launched(isolation, domains=unenforced_report(policy, failure),
-                            failure=failure)
-        env = proxy_environment(env, proxy.url)
-    try:
+    with _Network(DomainPolicy.from_expected(case.expected), network, bwrap is not None) as net:
+        if net.failure is not None:
+            return Launched(isolation, domains=net.domains(), failure=net.failure)
+        env = net.environment(env)
         if bwrap is None:
             process = run_process(argv, cwd=place.cwd, env=env, timeout=timeout,
                                   output_dir=place.output)
         else:
             plan = MountPlan(
                 workspace=place.workspace, scratch=place.scratch, cwd=place.cwd,
-                network="host", writable=case.writable_paths, readable=place.readable,
+                network=network, writable=case.writable_paths,
+                readable=(*place.readable, *net.visible()),
                 hidden=(runs_root(), *settings.hidden),
             )
             process = run_confined(argv, cwd=place.cwd, env=env, timeout=timeout,
-                                   output_dir=place.output, plan=plan, bwrap=bwrap)
-    finally:
-        if proxy is not None:
-            proxy.stop()
-    return Launched(isolation, process=process,
-                    domains=proxy.report() if proxy is not None else None)
+                                   output_dir=place.output, plan=plan, bwrap=bwrap,
+                                   relay=net.relay())
+    return Launched(isolation, process=process, domains=net.domains())
+
+
+class _Network:
+    """A trial's way out, by network mode, and its ``domains`` entry.
+
+    * sandboxed, ``proxy``: a proxy on a Unix socket, bridged to a loopback port inside the
+      sandbox; the only way out, so its rules are enforced. A case without rules gets one too,
+      allowing every host and recording what was contacted.
+    * sandboxed, ``none``: no way out; rules hold trivially (nothing is contacted).
+    * ``host``, or no sandbox: a case with rules gets a proxy on the host's loopback, which a
+      client that ignores the proxy variables bypasses: not enforced, and said so.
+    """
+
+    def __init__(self, policy: DomainPolicy | None, network: str, sandboxed: bool) -> None:
+        self.policy = policy
+        self.network = network
+        self.sandboxed = sandboxed
+        self.proxy: DomainProxy | None = None
+        self.directory: str | None = None
+        self.failure: str | None = None
+
+    def __enter__(self) -> _Network:
+        bridged = self.sandboxed and self.network == "proxy"
+        if self.policy is None and bridged:
+            self.policy = DomainPolicy(allowed=None)
+        if self.policy is None or (self.sandboxed and self.network == "none"):
+            return self
+        try:  # the command never runs without the guard its case asked for
+            self.proxy = DomainProxy.from_environment(self.policy)
+            if bridged:
+                self.directory = tempfile.mkdtemp(prefix="proxy-", dir=_socket_parent())
+                self.proxy.start(os.path.join(self.directory, "s"), PROXY_PORT)
+            else:
+                self.proxy.start()
+                self.proxy.enforced = False
+                self.proxy.reason = self._unenforced()
+        except (OSError, ValueError) as exc:
+            self.failure = f"could not start the domain proxy: {exc}"
+            self.proxy = None
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.proxy is not None:
+            self.proxy.stop()
+        if self.directory is not None:
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+    def _unenforced(self) -> str:
+        if self.sandboxed:
+            return (f"network {self.network}: the trial shares the host's network, so a client "
+                    "that ignores the proxy variables connects directly, unseen")
+        return ("not sandboxed: the trial shares the host's network, so a client that ignores "
+                "the proxy variables connects directly, unseen")
+
+    def environment(self, env: Mapping[str, str]) -> Mapping[str, str]:
+        return env if self.proxy is None else proxy_environment(env, self.proxy.url)
+
+    def visible(self) -> tuple[Path, ...]:
+        return () if self.directory is None else (Path(self.directory),)
+
+    def relay(self) -> tuple[Path, int] | None:
+        if self.proxy is None or self.proxy.unix_path is None:
+            return None
+        return Path(self.proxy.unix_path), PROXY_PORT
+
+    def domains(self) -> dict[str, Any] | None:
+        if self.failure is not None:
+            assert self.policy is not None
+            return unenforced_report(self.policy, self.failure)
+        if self.proxy is not None:
+            return self.proxy.report()
+        if self.policy is not None:  # network none, with rules: nothing can get out
+            closed = unenforced_report(self.policy, "network none: the trial reaches no host")
+            closed["enforced"] = True
+            return closed
+        return None
+
+
+def _socket_parent() -> str:
+    """A directory for the proxy's socket whose paths fit a Unix socket's 108 bytes."""
+    root = runs_root()
+    if len(str(root)) < 60 and root.is_dir():
+        return str(root)
+    return tempfile.gettempdir() if len(tempfile.gettempdir()) < 60 else "/tmp"

@@ -40,6 +40,10 @@ BWRAP_VARIABLE = "AGENTIC_EVALS_BWRAP"
 PRIVATE_TMP = "/tmp"
 PRIVATE_HOME = "/tmp/home"
 PRIVATE_TEMPDIR = "/tmp/tmp"
+# Network mode proxy: the loopback port inside the sandbox where the trial reaches its domain
+# proxy (HTTP_PROXY and the others say so). Each sandbox has a network namespace of its own,
+# so the port is always free there.
+PROXY_PORT = 3128
 # The shell the supervisor runs in; every Linux system has one there.
 SHELL = "/bin/sh"
 PROBE_TIMEOUT_SECONDS = 30.0

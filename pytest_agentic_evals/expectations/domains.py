@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +38,8 @@ _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 # with ipaddress at load).
 ENTRY_PATTERN = rf"^(?:(?:\*\.)?{_LABEL}(?:\.{_LABEL})*|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$"
 _REQUESTED_HOST = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*")
+# What inet_aton reads as an IPv4 address: one to four parts, decimal, octal or hex.
+_LEGACY_IPV4 = re.compile(r"(?:0x[0-9a-f]*|[0-9]+)(?:\.(?:0x[0-9a-f]*|[0-9]+)){0,3}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -45,31 +48,61 @@ _REQUESTED_HOST = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*")
 
 
 def ip_text(text: str) -> str | None:
-    """The canonical text of an IP address; None when ``text`` is not one."""
+    """The canonical text of an IP address in any spelling a resolver accepts; None when
+    ``text`` is not one.
+
+    IPv4 in the forms ``inet_aton`` takes (``127.1``, ``2130706433``, ``0x7f000001``, octal
+    parts such as ``0177.0.0.1`` or ``127.000.000.001``), IPv6 with or without brackets, and an
+    IPv4-mapped IPv6 address (``::ffff:127.0.0.1``) as the IPv4 address it maps.
+    """
+    text = text.strip().lower()
+    if text.startswith("[") and text.endswith("]"):
+        text = text[1:-1]
     try:
-        return str(ipaddress.ip_address(text))
+        address = ipaddress.ip_address(text)
     except ValueError:
+        if not _LEGACY_IPV4.fullmatch(text):
+            return None
+        try:
+            return socket.inet_ntoa(socket.inet_aton(text))
+        except OSError:
+            return None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped)
+    return str(address)
+
+
+def idna_host(host: str) -> str | None:
+    """A host name as DNS sees it: ASCII (IDNA), lower case; None when it cannot be encoded."""
+    if host.isascii():
+        return host.lower()
+    try:
+        return host.encode("idna").decode("ascii").lower()
+    except UnicodeError:
         return None
 
 
 def normalise_host(text: str) -> str | None:
-    """A requested host as rules see it (lower case, no brackets, no trailing dot); None when
-    it is not a host name or an IP address."""
-    host = text.strip().lower()
+    """A requested host as rules see it (canonical IP text, or an IDNA name in lower case
+    without a trailing dot); None when it is neither a host name nor an IP address."""
+    host = text.strip().removesuffix(".")
     if host.startswith("[") and host.endswith("]"):
         host = host[1:-1]
-    host = host.removesuffix(".")
     if not host or len(host) > 253:
         return None
     address = ip_text(host)
     if address is not None:
         return address
-    return host if _REQUESTED_HOST.fullmatch(host) else None
+    name = idna_host(host)
+    return name if name is not None and _REQUESTED_HOST.fullmatch(name) else None
 
 
 def normalise_entry(entry: str) -> str:
-    entry = entry.lower()
-    return ip_text(entry) or entry
+    entry = entry.strip().removesuffix(".")
+    address = ip_text(entry)
+    if address is not None:
+        return address
+    return idna_host(entry) or entry.lower()
 
 
 def matches(host: str, entry: str) -> bool:
@@ -168,7 +201,7 @@ def _refusals(rule: str, observation: Observation) -> list[str]:
     record = observation.domains
     if record is None:
         return [f"{rule}: not checked: no domain proxy ran for this trial"]
-    if not record.get("enforced"):
+    if record.get("proxy") is None and not record.get("enforced"):
         return [f"{rule}: not checked: {record.get('reason') or 'the proxy did not run'}"]
     failures = []
     for violation in record.get("violations", ()):
@@ -186,6 +219,10 @@ def _refusals(rule: str, observation: Observation) -> list[str]:
     reporter = "disallowed_domains" if record.get("disallowed") else "allowed_domains"
     if omitted and rule == reporter:
         failures.append(f"{rule}: {omitted} more refused host(s), not listed")
+    if rule == reporter:
+        for mismatch in record.get("host_mismatches", ()):
+            failures.append(f"{rule}: a request for {mismatch['host']} said Host: "
+                            f"{mismatch['host_header']!r}; the proxy refused it")
     return failures
 
 
@@ -206,5 +243,5 @@ def unenforced_report(policy: DomainPolicy, reason: str) -> dict[str, Any]:
         **rules_report(policy), "enforced": False, "reason": reason, "proxy": None,
         "local_hosts": None, "contacted": [], "violations": [], "requests": 0, "refused": 0,
         "malformed_requests": 0, "hosts_not_listed": 0, "violations_not_listed": 0,
-        "proxy_errors": [], "note": NOTE,
+        "host_mismatches": [], "proxy_errors": [], "note": NOTE,
     }

@@ -204,6 +204,7 @@ class _Record:
         self.hosts_not_listed = 0
         self.violations_not_listed = 0
         self.errors: list[str] = []
+        self.mismatches: list[dict[str, Any]] = []
 
     def request(self, request: ProxyRequest, decision: Decision) -> None:
         with self.lock:
@@ -226,6 +227,14 @@ class _Record:
                 }
             else:
                 self.violations_not_listed += 1
+
+    def mismatch(self, request: ProxyRequest, named: str) -> None:
+        with self.lock:
+            self.requests += 1
+            self.refused += 1
+            if len(self.mismatches) < self.max_hosts:
+                self.mismatches.append({"host": request.host, "port": request.port,
+                                        "method": request.method, "host_header": named})
 
     def bad_request(self) -> None:
         with self.lock:
@@ -282,6 +291,10 @@ class DomainProxy:
         self._wake: tuple[int, int] | None = None
         self._acceptor: threading.Thread | None = None
         self.port = 0
+        self.unix_path: str | None = None
+        self.inside_port: int | None = None
+        self.enforced = True
+        self.reason: str | None = None
 
     @classmethod
     def from_environment(
@@ -292,6 +305,10 @@ class DomainProxy:
 
     @property
     def url(self) -> str:
+        """Where the trial reaches the proxy: its TCP port, or the relay's port inside the
+        sandbox when the proxy listens on a Unix socket."""
+        if self.inside_port is not None:
+            return f"http://127.0.0.1:{self.inside_port}"
         return f"http://127.0.0.1:{self.port}"
 
     def __enter__(self) -> DomainProxy:
@@ -301,10 +318,15 @@ class DomainProxy:
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
-    def start(self) -> None:
-        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    def start(self, unix_path: str | None = None, inside_port: int | None = None) -> None:
+        """Listen on 127.0.0.1 (an ephemeral port), or on the Unix socket ``unix_path`` that
+        a sandbox's relay bridges to ``inside_port`` on its own loopback."""
+        if unix_path is not None:
+            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        else:
+            listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         try:
-            listener.bind(("127.0.0.1", 0))
+            listener.bind(unix_path if unix_path is not None else ("127.0.0.1", 0))
             listener.listen(64)
             listener.setblocking(False)
             self._wake = os.pipe()
@@ -312,7 +334,10 @@ class DomainProxy:
             listener.close()
             raise
         self._listener = listener
-        self.port = listener.getsockname()[1]
+        if unix_path is not None:
+            self.unix_path, self.inside_port = unix_path, inside_port
+        else:
+            self.port = listener.getsockname()[1]
         self._acceptor = threading.Thread(target=self._accept_loop, daemon=True,
                                           name=f"agentic-evals-proxy-{self.port}")
         self._acceptor.start()
@@ -351,8 +376,8 @@ class DomainProxy:
         with record.lock:
             return {
                 **rules_report(self.policy),
-                "enforced": True,
-                "reason": None,
+                "enforced": self.enforced,
+                "reason": self.reason,
                 "proxy": self.url,
                 "local_hosts": self.local_hosts,
                 "contacted": list(record.contacted),
@@ -362,6 +387,7 @@ class DomainProxy:
                 "malformed_requests": record.malformed,
                 "hosts_not_listed": record.hosts_not_listed,
                 "violations_not_listed": record.violations_not_listed,
+                "host_mismatches": [dict(m) for m in record.mismatches],
                 "proxy_errors": list(record.errors),
                 "note": NOTE,
             }
@@ -433,6 +459,10 @@ class DomainProxy:
             self._record.bad_request()
             _reply(client, 400, "Bad Request", str(exc))
             return
+        named = _host_header(request.headers)
+        if named is not None and _header_host(named) != request.host:
+            self._refuse_mismatch(client, request, named)
+            return
         decision = self.policy.decide(request.host)
         self._record.request(request, decision)
         if not decision.allowed:
@@ -449,10 +479,23 @@ class DomainProxy:
         upstream.append(server)
         if request.method == "CONNECT":
             client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
-            _relay(client, server, rest)
+            inner = _inner_host(client, server, rest)
+            if inner is not None and inner[0] is not None \
+                    and _header_host(inner[0]) != request.host:
+                self._refuse_mismatch(client, request, inner[0])
+                return
+            _relay(client, server, inner[1] if inner is not None else rest)
         else:
             server.sendall(request.forwarded_head())
             _relay(client, server, rest)
+
+    def _refuse_mismatch(self, client: socket.socket, request: ProxyRequest,
+                         named: str) -> None:
+        """A request whose Host header names another host than its target: refused, as a
+        server behind an allowed address may serve the other host too."""
+        self._record.mismatch(request, named)
+        _reply(client, 403, "Forbidden", f"request for {request.host} says Host: "
+                                         f"{named[:100]}; refused")
 
     def _connect(self, host: str, port: int) -> socket.socket:
         address = host
@@ -473,6 +516,72 @@ class DomainProxy:
                 raise OSError("the proxy is stopping")
             self._sockets.add(server)
         return server
+
+
+def _host_header(headers: tuple[tuple[str, str], ...]) -> str | None:
+    for name, value in headers:
+        if name.lower() == "host":
+            return value
+    return None
+
+
+def _header_host(value: str) -> str | None:
+    """The host a Host header names (without its port), canonical; None when it names none."""
+    value = value.strip()
+    if value.startswith("["):
+        return normalise_host(value.partition("]")[0] + "]")
+    if value.count(":") == 1:
+        value = value.partition(":")[0]
+    return normalise_host(value)
+
+
+def _inner_host(client: socket.socket, server: socket.socket,
+                pending: bytes) -> tuple[str | None, bytes] | None:
+    """The Host header of a plain HTTP request sent through a tunnel, and every byte read so
+    far; None when the tunnel carries something else (TLS: its Host header is not visible)."""
+    buffer = pending
+    if not buffer:
+        # A protocol in which the server speaks first is not HTTP: left alone.
+        with selectors.DefaultSelector() as selector:
+            selector.register(client, selectors.EVENT_READ)
+            selector.register(server, selectors.EVENT_READ)
+            ready = [key.fileobj for key, _ in selector.select(IO_TIMEOUT_SECONDS)]
+        if client not in ready:
+            return None
+        try:
+            buffer = client.recv(_CHUNK)
+        except OSError:
+            return None
+        if not buffer:
+            return None
+    if not _TOKEN.match(buffer.decode("latin-1")[:16]) or buffer[:1] == b"\x16":
+        return None
+    head, rest = _read_more(client, buffer)
+    if head is None:
+        return None, rest
+    try:
+        request_headers = parse_request_head(b"GET http://x/ HTTP/1.1\r\n"
+                                             + head.partition(b"\n")[2]).headers
+    except BadRequest:
+        return None, head + b"\r\n\r\n" + rest
+    return _host_header(request_headers), head + b"\r\n\r\n" + rest
+
+
+def _read_more(sock: socket.socket, buffer: bytes) -> tuple[bytes | None, bytes]:
+    """Like :func:`_read_head`, starting from bytes already read."""
+    while True:
+        end = buffer.find(b"\r\n\r\n")
+        if end >= 0:
+            return buffer[:end], buffer[end + 4:]
+        if len(buffer) > MAX_HEAD_BYTES:
+            return None, buffer
+        try:
+            chunk = sock.recv(_CHUNK)
+        except OSError:
+            return None, buffer
+        if not chunk:
+            return None, buffer
+        buffer += chunk
 
 
 def _read_head(sock: socket.socket) -> tuple[bytes | None, bytes]:

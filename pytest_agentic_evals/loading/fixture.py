@@ -24,7 +24,7 @@ from pytest_agentic_evals.expectations.budget import limit_problems
 from pytest_agentic_evals.expectations.domains import RULE_KEYS, merge_case_rules
 from pytest_agentic_evals.jsonio import display_path
 from pytest_agentic_evals.loading.inputs import build_inputs, merged
-from pytest_agentic_evals.model import SANDBOX_MODES, Case, Fixture, skill_dir_for
+from pytest_agentic_evals.model import NETWORK_MODES, SANDBOX_MODES, Case, Fixture, skill_dir_for
 from pytest_agentic_evals.problems import (
     InputError,
     Problem,
@@ -164,6 +164,8 @@ def _valid_defaults(data: dict[str, Any]) -> dict[str, Any]:
         defaults["entrypoints"] = tuple(e for e in entrypoints if isinstance(e, str) and e)
     if data.get("sandbox") in SANDBOX_MODES:
         defaults["sandbox"] = data["sandbox"]
+    if data.get("network") in NETWORK_MODES:
+        defaults["network"] = data["network"]
     paths = data.get("writable_paths")
     if isinstance(paths, list) and all(isinstance(p, str) and p for p in paths):
         defaults["writable_paths"] = paths
@@ -328,6 +330,7 @@ def _build_case(
         sandbox=case.get("sandbox", defaults.get("sandbox")),
         sandbox_source=sandbox_source,
         writable_paths=writable,
+        network=case.get("network", defaults.get("network", "proxy")),
     )
     return built, problems
 
