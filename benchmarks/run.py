@@ -321,26 +321,64 @@ def bench_sandbox(work: Path, quick: bool) -> list[tuple[str, str, str, str]]:
                      f"{slopes['off']:.1f} ms per trial with sandbox: off",
                      f"+{slopes['auto'] - slopes['off']:.1f} ms per trial, "
                      f"{slopes['auto'] / slopes['off']:.2f}x (target < +5 ms)"))
+    rows += _network_modes(root, short, long, repeat)
     script = work / "sandbox_calls.py"
     script.write_text(SANDBOX_CALLS)
     result = subprocess.run([sys.executable, str(script), str(work / "calls"),
                              "50" if quick else "300"], capture_output=True, text=True,
                             check=True, env=BASE_ENV, stdin=subprocess.DEVNULL)
-    confined, plain = (float(x) for x in result.stdout.split())
+    relayed, confined, plain = (float(x) for x in result.stdout.split())
     rows.append(("sandbox, one `true`, run_confined next to run_process (median of calls)",
                  f"{confined:.2f} ms", f"{plain:.2f} ms (run_process)",
                  f"+{confined - plain:.2f} ms, {confined / plain:.2f}x"))
+    rows.append(("sandbox, one `true` with the proxy's relay (network proxy) next to none",
+                 f"{relayed:.2f} ms", f"{confined:.2f} ms (network none)",
+                 f"+{relayed - confined:.2f} ms, {relayed / confined:.2f}x"))
     return rows
 
 
-# Times run_confined (PID, mount and network namespaces, the domain proxy's listener made in
-# the sandbox) and run_process on `true`, alternating, and prints the two medians in ms.
+def _network_modes(root: Path, short: int, long: int,
+                   repeat: int) -> list[tuple[str, str, str, str]]:
+    """Per trial of `true`: network proxy (the default), network host and sandbox off, side by
+    side in one run, as slopes between a short and a long run."""
+    fixtures: dict[tuple[str, int], Path] = {}
+    for network in ("proxy", "host"):
+        for trials in (short, long):
+            cases = [{"name": f"case-{i}", "type": "positive", "command": ["true"],
+                      "network": network, "expected": {"exit_code": 0}} for i in range(5)]
+            fixtures[network, trials] = write_fixture(
+                root / "fixtures" / f"net-{network}-{trials}.json", cases, trials=trials,
+                kind="runner_selftest")
+    variants = {"proxy": ("auto", "proxy"), "host": ("auto", "host"), "off": ("off", "proxy")}
+    timings: dict[tuple[str, int], list[float]] = {}
+    for _ in range(repeat):
+        for trials in (short, long):
+            for name, (mode, network) in variants.items():
+                timings.setdefault((name, trials), []).append(timed(
+                    [*PYTEST, "--agentic-evals", "--agentic-evals-sandbox", mode,
+                     "-p", "no:xdist", str(fixtures[network, trials])], root))
+    slopes = {}
+    for name in variants:
+        walls = {trials: statistics.median(timings[name, trials]) for trials in (short, long)}
+        slopes[name] = (walls[long] - walls[short]) / (5 * (long - short)) * 1000
+    return [("sandbox network, per trial of `true`: proxy, host, sandbox off",
+             f"{slopes['proxy']:.1f} ms (proxy)",
+             f"{slopes['host']:.1f} ms (host), {slopes['off']:.1f} ms (off)",
+             f"proxy +{slopes['proxy'] - slopes['host']:.1f} ms over host, "
+             f"+{slopes['proxy'] - slopes['off']:.1f} ms over off")]
+
+
+# Times run_confined in network mode proxy (with the relay to a domain proxy on a Unix socket),
+# run_confined in network mode none, and run_process, on `true`, alternating, and prints the
+# three medians in ms.
 SANDBOX_CALLS = """
 import os, statistics, sys, time
 from pathlib import Path
 from pytest_agentic_evals.execution.confined import run_confined
 from pytest_agentic_evals.execution.process import run_process
-from pytest_agentic_evals.execution.sandbox import MountPlan, available_bwrap
+from pytest_agentic_evals.execution.sandbox import PROXY_PORT, MountPlan, available_bwrap
+from pytest_agentic_evals.expectations.domains import DomainPolicy
+from pytest_agentic_evals.expectations.proxy import DomainProxy
 
 base, count = Path(sys.argv[1]), int(sys.argv[2])
 for name in ("workspace", "scratch"):
@@ -350,19 +388,33 @@ if bwrap.problem:
     raise SystemExit(bwrap.problem)
 plan = MountPlan(workspace=base / "workspace", scratch=base / "scratch",
                  cwd=base / "workspace", network="none")
+relay_plan = MountPlan(workspace=base / "workspace", scratch=base / "scratch",
+                       cwd=base / "workspace", network="proxy", readable=(base / "proxy",))
 env = dict(os.environ)
-times = {"confined": [], "plain": []}
+times = {"relayed": [], "confined": [], "plain": []}
 for _ in range(count):
     for kind in times:
         started = time.perf_counter()
-        if kind == "confined":
+        if kind == "relayed":
+            (base / "proxy").mkdir(exist_ok=True)
+            proxy = DomainProxy(DomainPolicy(allowed=None))
+            proxy.start(str(base / "proxy" / "s"), PROXY_PORT)
+            try:
+                run_confined(["true"], cwd=base / "workspace", env=env, timeout=30,
+                             output_dir=base / "out", plan=relay_plan, bwrap=bwrap.path,
+                             relay=(base / "proxy" / "s", PROXY_PORT))
+            finally:
+                proxy.stop()
+                os.unlink(base / "proxy" / "s")
+        elif kind == "confined":
             run_confined(["true"], cwd=base / "workspace", env=env, timeout=30,
                          output_dir=base / "out", plan=plan, bwrap=bwrap.path)
         else:
             run_process(["true"], cwd=base / "workspace", env=env, timeout=30,
                         output_dir=base / "out")
         times[kind].append((time.perf_counter() - started) * 1000)
-print(statistics.median(times["confined"]), statistics.median(times["plain"]))
+print(statistics.median(times["relayed"]), statistics.median(times["confined"]),
+      statistics.median(times["plain"]))
 """
 
 
