@@ -266,6 +266,42 @@ def test_forwarding_and_tunnelling_to_a_loopback_origin(origin: int) -> None:
         ("other.test", "allowed_domains", "CONNECT")]
 
 
+@pytest.mark.parametrize("spelling", ["127.1", "2130706433", "0x7f000001", "127.000.000.001",
+                                      "[::ffff:127.0.0.1]", "0177.0.0.1"])
+def test_every_spelling_of_a_disallowed_address_is_refused(origin: int, spelling: str) -> None:
+    policy = dm.DomainPolicy(None, ("127.0.0.1",))
+    with px.DomainProxy(policy, px.local_hosts_from(LOCAL_HOSTS)) as proxy:
+        plain = exchange(proxy, f"GET http://{spelling}:{origin}/ HTTP/1.1\r\n\r\n".encode())
+        tunnel = exchange(proxy, f"CONNECT {spelling}:{origin} HTTP/1.1\r\n\r\n".encode())
+    assert plain.startswith(b"HTTP/1.1 403 ") and tunnel.startswith(b"HTTP/1.1 403 ")
+    report = proxy.report()
+    assert report["contacted"] == ["127.0.0.1"] and report["violations"][0]["count"] == 2
+
+
+def test_a_host_header_naming_another_host_is_refused(origin: int) -> None:
+    policy = dm.DomainPolicy(("allowed.test",))
+    with px.DomainProxy(policy, px.local_hosts_from(LOCAL_HOSTS)) as proxy:
+        plain = exchange(proxy, f"GET http://allowed.test:{origin}/ HTTP/1.1\r\n"
+                                f"Host: evil.test\r\n\r\n".encode())
+        outer = exchange(proxy, f"CONNECT allowed.test:{origin} HTTP/1.1\r\n"
+                                f"Host: evil.test:{origin}\r\n\r\n".encode())
+        inner = exchange(proxy, f"CONNECT allowed.test:{origin} HTTP/1.1\r\n\r\n"
+                                f"GET / HTTP/1.1\r\nHost: evil.test\r\n\r\n".encode())
+        # Spelled differently, the same host: not a mismatch.
+        same = exchange(proxy, f"GET http://allowed.test:{origin}/s HTTP/1.1\r\n"
+                               f"Host: ALLOWED.test.:{origin}\r\n\r\n".encode())
+    assert plain.startswith(b"HTTP/1.1 403 ") and outer.startswith(b"HTTP/1.1 403 ")
+    assert inner.startswith(b"HTTP/1.1 200 Connection established\r\n\r\nHTTP/1.1 403 ")
+    assert same.startswith(b"HTTP/1.0 200 ") and same.endswith(b"ALLOWED.test. /s\n")
+    report = proxy.report()
+    assert [m["host_header"] for m in report["host_mismatches"]] == [
+        "evil.test", f"evil.test:{origin}", "evil.test"]
+    assert report["refused"] == 3 and report["contacted"] == ["allowed.test"]
+    failures = dm.check_allowed(["allowed.test"], Observation(
+        None, Path(), Path(), Path(), Path(), domains=report))
+    assert len(failures) == 3 and "said Host: 'evil.test'" in failures[0]
+
+
 def test_stop_cuts_open_tunnels_and_joins_every_thread(origin: int) -> None:
     proxy = px.DomainProxy(dm.DomainPolicy(None, ("evil.test",)),
                            px.local_hosts_from(LOCAL_HOSTS))

@@ -8,9 +8,13 @@ Matching: an entry ``example.com`` matches ``example.com`` and every subdomain
 itself.  The port never matters.  ``disallowed_domains`` wins over ``allowed_domains``;
 without ``allowed_domains`` every host that is not disallowed is allowed.
 
-The proxy sees only what is sent through it.  A client that ignores the proxy variables
-connects directly, and such a connection is neither recorded nor refused: ``enforced`` in the
-report means "the trial had the proxy", not "all its traffic went through it".
+Hosts are compared canonically: IP addresses in every spelling a resolver accepts, names in
+their IDNA form, lower case, without a trailing dot.
+
+The proxy sees only what is sent through it. In a sandbox in network mode ``proxy`` nothing
+else gets out, and ``enforced`` in the report is true; without the sandbox, or in mode
+``host``, a client that ignores the proxy variables connects directly, unseen, and
+``enforced`` is false with the reason.
 
 Kept free of pytest imports, like the process runner.
 """

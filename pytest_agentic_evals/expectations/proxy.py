@@ -1,9 +1,10 @@
 """The HTTP/HTTPS proxy that enforces a trial's domain rules
 (:mod:`pytest_agentic_evals.expectations.domains`).
 
-A case with either rule gets its own proxy for each trial: a small threaded server bound to
-127.0.0.1 on an ephemeral port, announced to the trial through ``HTTP_PROXY``,
-``HTTPS_PROXY``, ``ALL_PROXY`` and their lower-case forms.  It
+A trial gets its own proxy (see :mod:`pytest_agentic_evals.execution.isolation` for when): a
+small threaded server bound to 127.0.0.1 on an ephemeral port, or to a Unix socket that a
+relay inside the trial's sandbox bridges to a loopback port there, announced to the trial
+through ``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY`` and their lower-case forms.  It
 
 * forwards absolute-form HTTP requests (``GET http://host:port/path HTTP/1.1``) and tunnels
   ``CONNECT host:port`` byte for byte (TLS is never intercepted);
@@ -11,6 +12,8 @@ A case with either rule gets its own proxy for each trial: a small threaded serv
 * answers 403 to a host that a rule refuses, before resolving or connecting anywhere: one that
   matches ``disallowed_domains``, or, when ``allowed_domains`` is given, one that matches none
   of its entries;
+* answers 403 to a request whose Host header (or, in a tunnel, the Host header of a plain
+  HTTP request inside it) names another host than its target;
 * answers 400 to anything that is not a proxy request it understands, and never lets a
   client's bytes crash it.
 
