@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_agentic_evals.execution.confined import run_confined
+from pytest_agentic_evals.execution.confined import RELAY_PROGRAM, run_confined
 from pytest_agentic_evals.execution.process import ProcessResult, run_process
 from pytest_agentic_evals.execution.rundirs import runs_root
 from pytest_agentic_evals.execution.sandbox import (
@@ -167,7 +168,13 @@ class _Network:
         return env if self.proxy is None else proxy_environment(env, self.proxy.url)
 
     def visible(self) -> tuple[Path, ...]:
-        return () if self.directory is None else (Path(self.directory),)
+        """What the relay needs to see: the proxy's socket, and the interpreter and program
+        that run it, also where the sandbox hides their surroundings (a virtualenv in /tmp)."""
+        if self.directory is None:
+            return ()
+        interpreter = Path(os.path.realpath(sys.executable)).parent
+        return (Path(self.directory), Path(sys.prefix), Path(sys.base_prefix), interpreter,
+                Path(RELAY_PROGRAM).parent)
 
     def relay(self) -> tuple[Path, int] | None:
         if self.proxy is None or self.proxy.unix_path is None:
