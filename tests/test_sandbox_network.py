@@ -191,12 +191,14 @@ def test_network_modes_through_the_plugin(
     for trial in trials("allowed-http-and-connect"):
         assert trial["isolation"]["network"] == "proxy" and trial["domains"]["enforced"]
         assert trial["domains"]["proxy"] == f"http://127.0.0.1:{PROXY_PORT}"
+        assert "reaches nothing outside the sandbox" in trial["domains"]["note"]
         assert trial["stdout"]["head"].count("hello from allowed.test") == 2
 
     assert outcomes("none-reaches-nothing") == {"PASS"}
     for trial in trials("none-reaches-nothing"):
         assert trial["isolation"]["network"] == "none"
         assert trial["domains"]["enforced"] and trial["domains"]["proxy"] is None
+        assert trial["domains"]["reason"] is None and trial["domains"]["contacted"] == []
 
     assert outcomes("host-keeps-the-host-network") == {"PASS"}
     for trial in trials("host-keeps-the-host-network"):
@@ -210,6 +212,7 @@ def test_network_modes_through_the_plugin(
         assert trial["isolation"]["sandbox"] == "none"
         assert trial["domains"]["enforced"] is False
         assert trial["domains"]["reason"].startswith("not sandboxed:")
+        assert "connects directly" in trial["domains"]["note"]
         assert trial["domains"]["contacted"] == ["allowed.test"]
 
     # The relay is the runner's: never a process the trial left behind.

@@ -189,7 +189,8 @@ class _Network:
             return self.proxy.report()
         if self.policy is not None:  # network none, with rules: nothing can get out
             closed = unenforced_report(self.policy, "network none: the trial reaches no host")
-            closed["enforced"] = True
+            closed.update(enforced=True, reason=None,
+                          note="network none: nothing reaches outside the sandbox")
             return closed
         return None
 

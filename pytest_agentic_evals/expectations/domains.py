@@ -35,6 +35,8 @@ FAILURE_PREFIXES = tuple(f"{key}:" for key in RULE_KEYS)
 
 NOTE = ("only requests sent through the proxy are seen: a client that ignores HTTP_PROXY, "
         "HTTPS_PROXY and ALL_PROXY connects directly, neither recorded nor refused")
+ENFORCED_NOTE = ("the proxy was the trial's only way out: a client that ignores HTTP_PROXY, "
+                 "HTTPS_PROXY and ALL_PROXY reaches nothing outside the sandbox")
 
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 # The same pattern is in the fixture schema (a test keeps them equal): a host name, optionally

@@ -36,6 +36,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pytest_agentic_evals.expectations.domains import (
+    ENFORCED_NOTE,
     NOTE,
     Decision,
     DomainPolicy,
@@ -392,7 +393,7 @@ class DomainProxy:
                 "violations_not_listed": record.violations_not_listed,
                 "host_mismatches": [dict(m) for m in record.mismatches],
                 "proxy_errors": list(record.errors),
-                "note": NOTE,
+                "note": ENFORCED_NOTE if self.enforced else NOTE,
             }
 
     # -- connections ---------------------------------------------------------------------
