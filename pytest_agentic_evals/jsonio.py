@@ -217,3 +217,23 @@ def _umask() -> int:
     except (OSError, ValueError):
         pass
     return 0o022
+
+
+def output_path_problem(path: str) -> str | None:
+    """Why a file cannot be written at ``path`` (atomically, creating missing folders), or
+    None: checked before anything runs, so that a long run never ends without its output."""
+    if "\0" in path:
+        return "contains a NUL byte"
+    if not path or path.endswith(os.sep) or os.path.isdir(path):
+        return "is a directory: name a file to write"
+    folder = os.path.dirname(os.path.abspath(path))
+    # The nearest folder that exists must be a folder this process can create files in.
+    while not os.path.lexists(folder):
+        folder = os.path.dirname(folder)
+    if not os.path.isdir(folder):
+        return f"cannot be created: {folder} is not a directory"
+    try:  # permissions alone do not tell (root, read-only mounts, /proc): try it
+        os.rmdir(tempfile.mkdtemp(prefix=".agentic-evals-probe-", dir=folder))
+    except OSError as exc:
+        return f"cannot be written: cannot create files in {folder} ({exc.strerror})"
+    return None

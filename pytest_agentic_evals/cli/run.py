@@ -26,11 +26,12 @@ from pytest_agentic_evals.cli.common import (
     EXIT_INPUT,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    CommandFailed,
     add_output_option,
     write_output,
 )
 from pytest_agentic_evals.cli.plugins import load_fixtures
-from pytest_agentic_evals.jsonio import json_text
+from pytest_agentic_evals.jsonio import json_text, output_path_problem
 from pytest_agentic_evals.pytest_plugin.settings import add_run_options, plugin_arguments
 
 PYTEST_USAGE_ERROR = 4
@@ -50,6 +51,10 @@ def add_parser(commands: Any, name: str, help: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    for flag, path in (("--output", args.output), ("--md", args.markdown)):
+        problem = output_path_problem(path) if path else None
+        if problem:
+            raise CommandFailed(f"{flag} {path}: {problem}")
     fixtures, errors = load_fixtures(args.fixtures)
     if errors:
         for error in errors:

@@ -24,6 +24,7 @@ from pytest_agentic_evals.expectations.budget import limit_problems
 from pytest_agentic_evals.expectations.domains import RULE_KEYS, merge_case_rules
 from pytest_agentic_evals.jsonio import display_path
 from pytest_agentic_evals.loading.inputs import build_inputs, merged
+from pytest_agentic_evals.loading.oschars import system_string_problems
 from pytest_agentic_evals.model import NETWORK_MODES, SANDBOX_MODES, Case, Fixture, skill_dir_for
 from pytest_agentic_evals.problems import (
     InputError,
@@ -109,8 +110,10 @@ def build_fixture(
     if raw is None:
         raw = json.dumps(data, sort_keys=True).encode()
     problems, broken_cases = _schema_problems(data, shown, extra_expectations)
-    if not isinstance(data, dict) or "cases" not in data or not isinstance(data["cases"], list):
-        raise FixtureError(problems, contract_pending=True)
+    system_problems = system_string_problems(data, shown)
+    if system_problems or not isinstance(data, dict) or not isinstance(data.get("cases"), list):
+        # Paths with a NUL byte cannot even be looked at: nothing is built from them.
+        raise FixtureError(sorted(set(problems + system_problems)), contract_pending=True)
 
     skill_dir = skill_dir_for(fixture_path)
     defaults = _valid_defaults(data)

@@ -27,7 +27,7 @@ from pytest_agentic_evals.loading import load_fixture
 from pytest_agentic_evals.loading.fixture import FixtureError
 from pytest_agentic_evals.model import Fixture
 from pytest_agentic_evals.pytest_plugin.kinds import PluginError, gather_kinds
-from pytest_agentic_evals.pytest_plugin.nodes import parse_trial_nodeid
+from pytest_agentic_evals.pytest_plugin.nodes import parse_trial_nodeid, rejected_file
 from pytest_agentic_evals.pytest_plugin.regressions import RegressionResults
 from pytest_agentic_evals.pytest_plugin.scheduling import LongestFirstScheduling
 from pytest_agentic_evals.pytest_plugin.settings import Settings
@@ -69,6 +69,7 @@ class Controller:
         self.session_report: dict[str, Any] | None = None
         self.judged: dict[str, dict[str, Any]] = {}  # node id of a fixture file -> its report
         self.gate_failures: list[str] = []
+        self.notes: list[str] = []  # what a person should know of how the run was set up
         # Every failed test: (fixture node id, case) for a trial, None for any other test.
         self.failed_tests: list[tuple[str, str] | None] = []
         # Whether every failed test is a trial of an optional case of a passing fixture.
@@ -89,6 +90,9 @@ class Controller:
         self.fixtures.update(fixtures or {})
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        rejected = rejected_file(report.nodeid)
+        if rejected is not None and report.failed:
+            self.gate_failures.append(f"{rejected}: rejected at load (its problems are above)")
         key = parse_trial_nodeid(report.nodeid)
         if report.failed:
             self.failed_tests.append(None if key is None else (key[0], key[1]))
@@ -165,6 +169,10 @@ class Controller:
                 continue
             trial_count = entry["trials"] or self.settings.trials_for(
                 fixture.trials, fixture.minimum_trials)
+            asked = self.settings.trials
+            if asked is not None and trial_count > asked:
+                self.notes.append(f"{self.settings.source('trials')} {asked} raised to "
+                                  f"{trial_count} for {nodeid}: its minimum number of trials")
             report = build_fixture_report(
                 fixture, self.results.get(nodeid, {}), entry["selected"], run_id=self.run_id,
                 trial_count=trial_count, interrupted=interrupted,
@@ -274,6 +282,8 @@ class Controller:
         if self.session_report:
             for line in terminal_lines(self.session_report):
                 write(line.text, **({line.colour: True} if line.colour else {}))
+        for note in self.notes:
+            write(f"agentic-evals: {note}", yellow=True)
         if self.settings.report and not self.settings.report_unannounced:
             write(f"report: {self.settings.report}")
         if self.settings.markdown:

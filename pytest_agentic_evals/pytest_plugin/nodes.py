@@ -61,14 +61,15 @@ class FixtureFile(pytest.File):
         super().__init__(**kwargs)
         self.collecting = collecting
 
-    def collect(self) -> Iterator[TrialItem]:
+    def collect(self) -> Iterator[pytest.Item]:
         # ihook sees the conftest files of this fixture's folder and above, as for any test.
         kinds = self.collecting.kinds(self.ihook)
         schemas = extra_schemas(kinds)
         try:
             fixture = load_fixture(self.path, schemas)
         except FixtureError as exc:
-            raise self.CollectError(exc.describe()) from None
+            yield rejected(self, exc.describe())
+            return
         self.collecting.loaded(self.nodeid, fixture, schemas)
         trials = self.collecting.trials_for(fixture)
         for case in fixture.cases:
@@ -80,6 +81,48 @@ class FixtureFile(pytest.File):
                     trial=trial, trials=trials, kinds=kinds,
                     run_settings=self.collecting.run_settings, stops=self.collecting.stops,
                 )
+
+
+REJECTED = "rejected"  # the one item of a file that does not load
+
+
+class FileRejected(Exception):
+    """An input file of the session that does not load."""
+
+
+class RejectedFile(pytest.Item):
+    """The one item of a fixture or registry that does not load: a failed test that names the
+    file and its problems. It is not a collection error, which would interrupt the session:
+    the other fixtures still run and are judged, and this one fails on its own account."""
+
+    def __init__(self, *, text: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.text = text
+
+    def runtest(self) -> None:
+        raise FileRejected(self.text)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, FileRejected):
+            return self.text
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"{self.path.name}: {self.text.splitlines()[0]}"
+
+
+def rejected(collector: pytest.File, text: str) -> RejectedFile:
+    """The item of a file that does not load; under ``--collect-only``, which runs nothing and
+    so has nothing to keep going for, the collection error that shows its problems."""
+    if collector.config.option.collectonly:
+        raise collector.CollectError(text)
+    return RejectedFile.from_parent(collector, name=REJECTED, text=text)
+
+
+def rejected_file(nodeid: str) -> str | None:
+    """The file of a ``RejectedFile`` item's node id, or None for any other item."""
+    path, sep, name = nodeid.rpartition("::")
+    return path if sep and name == REJECTED else None
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ import pytest
 from pytest_agentic_evals.execution.environment import RunSettings
 from pytest_agentic_evals.expectations.builtin import ExpectationKind, extra_schemas
 from pytest_agentic_evals.model import Fixture
+from pytest_agentic_evals.pytest_plugin.nodes import REJECTED, rejected
 from pytest_agentic_evals.regressions.registry import (
     GUARD_VARIABLE,
     REGISTRY_FILENAME,
@@ -133,7 +134,7 @@ class RegressionResults:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         key = _registry_nodeid(report.nodeid)
-        if key is None:
+        if key is None or key[1] == REJECTED:  # a registry that does not load: no regression
             return
         result = getattr(report, RESULT_ATTRIBUTE, None)
         if result is not None:
@@ -182,12 +183,14 @@ class RegistryFile(pytest.File):
         super().__init__(**kwargs)
         self.verifying = verifying
 
-    def collect(self) -> Iterator[RegressionItem]:
+    def collect(self) -> Iterator[pytest.Item]:
         try:
             registry = load_registry(self.path)
         except RegistryError as exc:
-            # Invalid is reported as invalid, never as a registry without regressions.
-            raise self.CollectError(exc.describe()) from None
+            # Invalid is reported as invalid, never as a registry without regressions; as a
+            # failed test of its own, so that the fixtures beside it still run and are judged.
+            yield rejected(self, exc.describe())
+            return
         for regression in registry.active:
             yield RegressionItem.from_parent(
                 self, name=regression.regression_id, registry=registry, regression=regression,

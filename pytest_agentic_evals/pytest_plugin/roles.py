@@ -20,6 +20,7 @@ import uuid
 import pytest
 
 from pytest_agentic_evals.execution.rundirs import RunDir, prune, remove_if_finished, runs_root
+from pytest_agentic_evals.jsonio import output_path_problem
 from pytest_agentic_evals.pytest_plugin.controller import Controller, XdistHooks
 from pytest_agentic_evals.pytest_plugin.kinds import BUILTIN_KINDS_PLUGIN, BuiltinKinds
 from pytest_agentic_evals.pytest_plugin.regressions import (
@@ -46,6 +47,8 @@ PRUNING_PLUGIN = "agentic-evals-pruning"
 
 
 def register_roles(config: pytest.Config, settings: Settings) -> None:
+    if not hasattr(config, "workerinput"):
+        check_output_paths(settings)
     config.pluginmanager.register(BuiltinKinds(), BUILTIN_KINDS_PLUGIN)
     if hasattr(config, "workerinput"):
         _register_worker(config, settings)
@@ -53,6 +56,16 @@ def register_roles(config: pytest.Config, settings: Settings) -> None:
         _register_controller(config, settings)
     else:
         _register_serial_run(config, settings)
+
+
+def check_output_paths(settings: Settings) -> None:
+    """The files the session writes at its end can be written: a usage error before any
+    trial runs, rather than a run whose report is lost."""
+    for name in ("report", "markdown"):
+        path = getattr(settings, name)
+        problem = output_path_problem(path) if path else None
+        if problem:
+            raise pytest.UsageError(f"{settings.source(name)}: {path}: {problem}")
 
 
 def _register_worker(config: pytest.Config, settings: Settings) -> None:

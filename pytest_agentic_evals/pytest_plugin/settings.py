@@ -13,6 +13,7 @@ module reads it in every pytest session, also when the plugin is off.
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -23,23 +24,32 @@ import pytest
 DEFAULT = "default"  # the source of a value that neither the command line nor the ini set
 
 
-def _number(kind: type[int] | type[float], minimum: float) -> Callable[[str], Any]:
-    """A converter of option text to a number of at least ``minimum``; ValueError says why."""
+MAX_TRIALS = 10_000  # the fixture schema's own bound on "trials"
+MAX_TIMEOUT = 86_400.0  # seconds: a day, the fixture schema's bound on "timeout_seconds"
+
+
+def _number(kind: type[int] | type[float], minimum: float, maximum: float) -> Callable[[str], Any]:
+    """A converter of option text to a finite number from ``minimum`` to ``maximum``;
+    ValueError says why."""
 
     def convert(raw: str) -> Any:
         try:
             value = kind(raw)
         except ValueError:
             raise ValueError(f"{raw!r} is not a valid {kind.__name__}") from None
+        if not math.isfinite(value):
+            raise ValueError(f"{raw!r} is not a finite number")
         if value < minimum:
             raise ValueError(f"{raw!r} must be at least {minimum:g}")
+        if value > maximum:
+            raise ValueError(f"{raw!r} must be at most {maximum:g}")
         return value
 
     return convert
 
 
-trial_count = _number(int, 1)
-trial_timeout = _number(float, 0.001)
+trial_count = _number(int, 1, MAX_TRIALS)
+trial_timeout = _number(float, 0.001, MAX_TIMEOUT)
 
 
 # model.SANDBOX_MODES, written out here so that this module loads nothing of the core (a test

@@ -39,6 +39,7 @@ from pytest_agentic_evals.expectations.output import excerpt, search_stream, sec
 from pytest_agentic_evals.jsonio import decode_json, display_path, write_json_atomically
 from pytest_agentic_evals.loading import load_fixture
 from pytest_agentic_evals.loading.fixture import FixtureError
+from pytest_agentic_evals.loading.oschars import system_string_problems
 from pytest_agentic_evals.model import FIXTURES_DIRNAME, PASS, Fixture
 from pytest_agentic_evals.problems import (
     InputError,
@@ -270,7 +271,7 @@ def load_registry(path: str | os.PathLike[str]) -> Registry:
 
 def registry_from_data(data: Any, registry_path: Path, today: date | None = None) -> Registry:
     shown = display_path(registry_path)
-    problems = _schema_problems(data, shown)
+    problems = _schema_problems(data, shown) + system_string_problems(data, shown)
     if problems:
         # Values are only interpreted once their structure is right.
         raise RegistryError(problems)

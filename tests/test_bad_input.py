@@ -1,0 +1,270 @@
+"""Bad input gets one clear line before anything runs: through ``validate``/``run`` and pytest.
+
+Each mistake is refused with the file and the JSON pointer (or the option) that is wrong, an
+exit status of 2 from the CLI (a usage error from pytest), no traceback, and no trial run.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_agentic_evals.jsonio import output_path_problem
+from pytest_agentic_evals.loading import load_fixture
+from pytest_agentic_evals.loading.fixture import FixtureError
+from pytest_agentic_evals.pytest_plugin.settings import trial_count, trial_timeout
+from pytest_agentic_evals.regressions.registry import RegistryError, load_registry
+
+from conftest import Skill, make_skill, run_cli, skill_fixture
+
+
+def lines(text: str) -> pytest.LineMatcher:
+    return pytest.LineMatcher(text.splitlines())
+
+
+def problems_of(path: Path) -> list[str]:
+    with pytest.raises(FixtureError) as caught:
+        load_fixture(path)
+    return [f"{problem.pointer}: {problem.message}" for problem in caught.value.problems]
+
+
+# -- text the operating system cannot take -----------------------------------------------------
+
+
+def _nul_in_artifact(data: dict[str, Any]) -> None:
+    data["cases"][0]["artifacts"] = [{"path": "in\u0000put.txt", "content": "x"}]
+
+
+def _nul_in_expected_artifact(data: dict[str, Any]) -> None:
+    data["cases"][0]["expected"]["artifacts"] = [{"path": "out\u0000.txt", "exists": True}]
+
+
+def _nul_in_argv(data: dict[str, Any]) -> None:
+    data["cases"][0]["command"] = ["bash", "../run.sh", "A\u0000da"]
+
+
+def _nul_in_env_value(data: dict[str, Any]) -> None:
+    data["cases"][0]["env"] = {"NAME": "A\u0000da"}
+
+
+def _equals_in_env_name(data: dict[str, Any]) -> None:
+    data["env"] = {"NAME=Ada": "1"}
+
+
+@pytest.mark.parametrize(("change", "pointer", "message"), [
+    (_nul_in_artifact, "/cases/0/artifacts/0/path", "a path cannot hold"),
+    (_nul_in_expected_artifact, "/cases/0/expected/artifacts/0/path", "a path cannot hold"),
+    (_nul_in_argv, "/cases/0/command/2", "a command word cannot hold"),
+    (_nul_in_env_value, "/cases/0/env/NAME", "an environment value cannot hold"),
+    (_equals_in_env_name, "/env/NAME=Ada", "contains '=', which ends a name"),
+], ids=["artifact-path", "expected-artifact-path", "argv", "env-value", "env-name"])
+def test_text_the_system_cannot_take_is_refused_at_load(
+    skill: Skill, change: Any, pointer: str, message: str
+) -> None:
+    data = skill_fixture()
+    change(data)
+    found = problems_of(skill.write(data))
+    assert any(p.startswith(f"{pointer}: ") and message in p for p in found), found
+
+
+def test_validate_refuses_a_nul_byte_in_one_line_per_problem(skill: Skill) -> None:
+    data = skill_fixture()
+    _nul_in_artifact(data)
+    _equals_in_env_name(data)
+    result = run_cli("validate", str(skill.write(data)), cwd=skill.root)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    lines(result.stderr).fnmatch_lines([
+        "*fixtures/agentic_eval.json: /cases/0/artifacts/0/path: contains a NUL byte*",
+        "*fixtures/agentic_eval.json: /env/NAME=Ada: environment variable name*",
+    ])
+
+
+def test_run_refuses_a_nul_byte_in_argv_before_any_trial(skill: Skill) -> None:
+    marker = skill.root / "ran"
+    data = skill_fixture()
+    data["cases"][1]["command"] = ["bash", "-c", f"touch {marker}; ../run.sh ''", "x\u0000"]
+    result = run_cli("run", str(skill.write(data)), cwd=skill.root)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr and result.stdout == ""
+    lines(result.stderr).fnmatch_lines(["*/cases/1/command/3: contains a NUL byte*"])
+    assert not marker.exists()
+
+
+def registry_with(**proof: Any) -> dict[str, Any]:
+    fail_before_fix = {"proof_command": ["agentic-evals", "run", "agentic_eval.json"],
+                       "expected": {"exit_code": 1, "stdout_contains": ["hello, nobody at all"]},
+                       **proof}
+    return {
+        "schema": "agentic_evals.regressions.v1", "skill": "greeter",
+        "incidents": [{"incident_id": "inc-1", "date": "2026-01-10", "status": "closed"}],
+        "regressions": [{
+            "regression_id": "r1", "incident": {"incident_id": "inc-1", "date": "2026-01-10"},
+            "claim_ids": ["c"], "retained_case": "greets", "detection_date": "2026-01-10",
+            "fix_date": "2026-01-11", "fail_before_fix": fail_before_fix,
+        }],
+    }
+
+
+@pytest.mark.parametrize(("proof", "pointer", "message"), [
+    ({"timeout_seconds": 1e308}, "/regressions/0/fail_before_fix/timeout_seconds", "86400"),
+    ({"proof_command": ["agentic-evals", "r\u0000un"]},
+     "/regressions/0/fail_before_fix/proof_command/1", "contains a NUL byte"),
+    ({"env": {"A=B": "x"}}, "/regressions/0/fail_before_fix/env/A=B", "contains '='"),
+], ids=["huge-timeout", "nul-in-proof-command", "equals-in-env-name"])
+def test_a_registry_the_system_cannot_run_is_refused_at_load(
+    skill: Skill, proof: dict[str, Any], pointer: str, message: str
+) -> None:
+    path = skill.write(registry_with(**proof), name="regressions.json")
+    with pytest.raises(RegistryError) as caught:
+        load_registry(path)
+    found = [f"{p.pointer}: {p.message}" for p in caught.value.problems]
+    assert any(p.startswith(pointer + ": ") and message in p for p in found), found
+    result = run_cli("regressions", "audit", str(skill.root), cwd=skill.root)
+    assert "Traceback" not in result.stderr
+
+
+# -- settings: finite, positive, capped ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(("raw", "message"), [
+    ("nan", "'nan' is not a finite number"), ("inf", "'inf' is not a finite number"),
+    ("1e308", "'1e308' must be at most 86400"), ("0", "'0' must be at least 0.001"),
+])
+def test_a_timeout_must_be_finite_positive_and_at_most_a_day(raw: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        trial_timeout(raw)
+    assert trial_timeout("86400") == 86400.0
+
+
+def test_trials_are_capped_as_in_a_fixture() -> None:
+    with pytest.raises(ValueError, match="'1000000000' must be at most 10000"):
+        trial_count("1000000000")
+    assert trial_count("10000") == 10000
+
+
+@pytest.mark.parametrize(("option", "message"), [
+    ("--agentic-evals-timeout=nan", "--agentic-evals-timeout: 'nan' is not a finite number"),
+    ("--agentic-evals-timeout=inf", "--agentic-evals-timeout: 'inf' is not a finite number"),
+    ("--agentic-evals-timeout=1e308", "--agentic-evals-timeout: '1e308' must be at most 86400"),
+    ("--agentic-evals-trials=1000000000",
+     "--agentic-evals-trials: '1000000000' must be at most 10000"),
+], ids=["nan", "inf", "1e308", "trials"])
+def test_run_refuses_a_bad_setting_after_the_separator(
+    skill: Skill, option: str, message: str
+) -> None:
+    result = run_cli("run", str(skill.fixture()), "--", option, cwd=skill.root)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr and result.stdout == ""
+    lines(result.stderr).fnmatch_lines([f"*{message}*"])
+
+
+def test_run_says_when_trials_are_raised_to_the_minimum(skill: Skill) -> None:
+    result = run_cli("run", str(skill.fixture()), "--trials", "1", cwd=skill.root)
+    assert result.returncode == 0, result.stderr
+    lines(result.stderr).fnmatch_lines([
+        "*agentic-evals: --agentic-evals-trials 1 raised to 2 for *fixtures/agentic_eval.json: "
+        "its minimum number of trials"])
+    assert json.loads(result.stdout)["trials"] == 2
+
+
+# -- output paths: checked before anything runs -----------------------------------------------
+
+
+def test_output_path_problems(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("")
+    assert output_path_problem(str(tmp_path)) == "is a directory: name a file to write"
+    assert output_path_problem("out/") == "is a directory: name a file to write"
+    assert output_path_problem(str(tmp_path / "file" / "r.json")) == (
+        f"cannot be created: {tmp_path / 'file'} is not a directory")
+    assert "cannot create files in /proc" in str(output_path_problem("/proc/nope/r.json"))
+    assert output_path_problem(str(tmp_path / "new" / "deeper" / "r.json")) is None
+    assert not (tmp_path / "new").exists()  # checking creates nothing
+    assert output_path_problem(str(tmp_path / "file")) is None  # replaced atomically
+
+
+@pytest.mark.parametrize("option", ["--output", "--md"])
+@pytest.mark.parametrize("target", ["directory", "under-a-file", "unwritable"])
+def test_run_refuses_an_output_it_cannot_write_before_any_trial(
+    skill: Skill, option: str, target: str
+) -> None:
+    marker = skill.root / "ran"
+    data = skill_fixture()
+    data["cases"][1]["command"] = ["bash", "-c", f"touch {marker}; ../run.sh ''"]
+    path = {"directory": str(skill.fixtures), "under-a-file": str(skill.root / "run.sh" / "x"),
+            "unwritable": "/proc/nope/report.json"}[target]
+    result = run_cli("run", str(skill.write(data)), option, path, cwd=skill.root)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr and result.stdout == ""
+    lines(result.stderr).fnmatch_lines([f"agentic-evals: {option} {path}: *"])
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("option", ["--agentic-evals-report", "--agentic-evals-md"])
+def test_pytest_refuses_a_report_path_that_is_a_directory(
+    pytester: pytest.Pytester, option: str
+) -> None:
+    marker = pytester.path / "ran"
+    data = skill_fixture()
+    data["cases"][1]["command"] = ["bash", "-c", f"touch {marker}; ../run.sh ''"]
+    make_skill(pytester, data)
+    pytester.mkdir("out")
+    result = pytester.runpytest("--agentic-evals", option, "out", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{option}: out: is a directory: name a file to write"])
+    assert not marker.exists()
+
+
+# -- a broken neighbour is its own problem -----------------------------------------------------
+
+
+EARLIER_REGISTRY = {"version": 1, "entries": [{"id": "x"}]}
+
+
+@pytest.mark.parametrize("neighbour", ["registry", "fixture"])
+def test_a_broken_neighbour_does_not_stop_a_good_fixture(
+    pytester: pytest.Pytester, neighbour: str
+) -> None:
+    fixture = make_skill(pytester, skill_fixture())
+    if neighbour == "registry":
+        broken = fixture.parent / "regressions.json"
+        broken.write_text(json.dumps(EARLIER_REGISTRY))
+        args = [str(fixture)]  # the registry is collected as the fixture's sibling
+    else:
+        broken = fixture.parent / "agentic_eval_other.json"
+        broken.write_text(json.dumps({"version": 2, "cases": "none"}))
+        args = [str(fixture.parent)]
+    report = pytester.path / "report.json"
+    result = pytester.runpytest("--agentic-evals", "--agentic-evals-report", str(report),
+                                "-p", "no:cacheprovider", *args)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # failed for the neighbour's sake
+    shown = f"fixtures/{broken.name}"
+    result.stdout.fnmatch_lines([f"*{shown}: rejected at load (its problems are above)",
+                                 f"FAILED {shown}::rejected - *"])
+    result.stdout.no_fnmatch_line("*Interrupted*")
+    result.stdout.no_fnmatch_line("*NOT_VERIFIED*")
+    judged = json.loads(report.read_text())
+    assert judged["readiness"] == "READY" and not judged["interrupted"]
+
+
+def test_run_of_a_good_fixture_beside_an_earlier_registry_gets_its_verdict(skill: Skill) -> None:
+    skill.write(EARLIER_REGISTRY, name="regressions.json")
+    result = run_cli("run", str(skill.fixture()), cwd=skill.root)
+    assert result.returncode == 1  # the neighbour's problem, named
+    lines(result.stderr).fnmatch_lines(["*fixtures/regressions.json: rejected at load*"])
+    report = json.loads(result.stdout)
+    assert report["readiness"] == "READY" and not report["interrupted"]
+
+
+def test_a_rejected_fixture_keeps_its_message_in_pytest(pytester: pytest.Pytester) -> None:
+    data = copy.deepcopy(skill_fixture())
+    _nul_in_argv(data)
+    make_skill(pytester, data)
+    result = pytester.runpytest("--agentic-evals", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*/cases/0/command/2: contains a NUL byte*"])
+    result.stdout.no_fnmatch_line("*ValueError*")
