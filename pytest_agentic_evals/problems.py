@@ -22,7 +22,7 @@ class Problem:
 
     def __str__(self) -> str:
         where = self.pointer if self.pointer else "(document)"
-        return f"{self.file}: {where}: {self.message}"
+        return one_line(f"{self.file}: {where}: {self.message}")
 
 
 class InputError(Exception):
@@ -37,6 +37,12 @@ class InputError(Exception):
         lines = [f"{self.headline} ({len(self.problems)} problem(s)):"]
         lines += [f"  - {problem}" for problem in self.problems]
         return "\n".join(lines)
+
+
+def one_line(text: str) -> str:
+    """``text`` with its control characters escaped (a key may hold a newline or an escape
+    sequence): one line on the terminal, whatever the input held."""
+    return "".join(f"\\x{ord(c):02x}" if ord(c) < 0x20 or ord(c) == 0x7F else c for c in text)
 
 
 def pointer_for(*parts: object) -> str:

@@ -268,3 +268,81 @@ def test_a_rejected_fixture_keeps_its_message_in_pytest(pytester: pytest.Pyteste
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["*/cases/0/command/2: contains a NUL byte*"])
     result.stdout.no_fnmatch_line("*ValueError*")
+
+
+# -- exit codes, and never a stale report ----------------------------------------------------
+
+KILLER = """import os
+pid = os.getppid()
+while b"pytest" not in open(f"/proc/{pid}/cmdline", "rb").read():
+    pid = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+os.kill(pid, 9)
+"""
+
+
+def test_a_killed_runner_has_its_own_code_and_leaves_no_stale_report(skill: Skill) -> None:
+    (skill.root / "killer.py").write_text(KILLER)
+    data = skill_fixture()
+    data["cases"][0]["command"] = ["bash", "-c", "../run.sh Ada; python3 ../killer.py"]
+    output = skill.root / "report.json"
+    output.write_text('{"readiness": "READY"}')  # an earlier run's report
+    result = run_cli("run", str(skill.write(data)), "--output", str(output), "--sandbox", "off",
+                     cwd=skill.root)
+    assert result.returncode == 3, result.stderr
+    lines(result.stderr).fnmatch_lines([
+        "*agentic-evals: the runner failed: pytest was killed by signal 9 without writing a "
+        "report (exit status 3)"])
+    assert not output.exists()
+
+
+def test_a_failed_run_replaces_an_earlier_report(skill: Skill) -> None:
+    output = skill.root / "report.json"
+    output.write_text('{"readiness": "READY"}')
+    data = skill_fixture()
+    data["cases"][1]["expected"]["exit_code"] = 0
+    result = run_cli("run", str(skill.write(data)), "--output", str(output), cwd=skill.root)
+    assert result.returncode == 1
+    assert json.loads(output.read_text())["readiness"] == "USABLE_WITH_GAPS"
+
+
+def test_run_deselecting_every_case_is_bad_input_that_names_the_cases(skill: Skill) -> None:
+    result = run_cli("run", str(skill.fixture()), "--", "-k", "nosuch", cwd=skill.root)
+    assert result.returncode == 2
+    lines(result.stderr).fnmatch_lines([
+        "agentic-evals: no trial was selected: the pytest arguments after -- deselected every "
+        "case (cases: greets, refuses-empty-name)"])
+
+
+def test_pytest_without_a_fixture_says_what_it_looked_for(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--agentic-evals", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED  # pytest's own code remains
+    result.stdout.fnmatch_lines([
+        f"agentic-evals: no fixture found: looked for agentic_eval*.json under {pytester.path}"])
+
+
+# -- what run accepts --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("target", ["skill", "fixtures"])
+def test_run_accepts_a_skill_or_a_fixtures_directory(skill: Skill, target: str) -> None:
+    skill.fixture()
+    folder = skill.root if target == "skill" else skill.fixtures
+    result = run_cli("run", str(folder), cwd=skill.root)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["readiness"] == "READY"
+
+
+def test_run_of_a_directory_without_a_fixture_says_what_it_looked_for(tmp_path: Path) -> None:
+    result = run_cli("run", str(tmp_path), cwd=tmp_path)
+    assert result.returncode == 2
+    lines(result.stderr).fnmatch_lines([
+        f"agentic-evals: {tmp_path}: no fixture found (looked for fixtures/agentic_eval*.json "
+        "and agentic_eval*.json in it)"])
+
+
+def test_run_says_that_pytest_options_go_after_the_separator(skill: Skill) -> None:
+    result = run_cli("run", str(skill.fixture()), "-n", "4", cwd=skill.root)
+    assert result.returncode == 2 and result.stdout == ""
+    lines(result.stderr).fnmatch_lines([
+        "*unrecognized arguments: -n 4; pytest options go after --: agentic-evals run "
+        "FIXTURE... -- -n 4"])

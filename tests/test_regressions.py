@@ -537,14 +537,15 @@ def test_a_proof_does_not_collect_regressions(
     assert "fixtures/agentic_eval.json::greets[trial-1]" in result.outlines
 
 
-def test_an_invalid_registry_is_a_collection_error(pytester: pytest.Pytester) -> None:
+def test_an_invalid_registry_is_a_failed_test_of_its_own(pytester: pytest.Pytester) -> None:
     pytester_skill(pytester, [record(status="RETIRED")])
     result = run_pytest(pytester, "-m", "regression")
     text = result.stdout.str()
     assert "regressions registry rejected (1 problem(s))" in text
     assert "fixtures/regressions.json: /regressions/0: a RETIRED regression needs" in text
-    assert "Traceback" not in text
-    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert "FAILED fixtures/regressions.json::rejected" in text  # kept whatever -m selects
+    assert "Traceback" not in text and "Interrupted" not in text
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.mark.parametrize("mode", MODES)

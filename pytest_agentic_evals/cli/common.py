@@ -15,6 +15,7 @@ from typing import Any
 from pytest_agentic_evals.jsonio import json_text, write_json_atomically
 
 EXIT_OK, EXIT_GATE, EXIT_INPUT = 0, 1, 2
+EXIT_RUNNER = 3  # the runner itself failed: pytest killed or crashed under `run`
 EXIT_INTERRUPTED = 130
 
 

@@ -4,7 +4,8 @@ Only the module of the command that runs is imported (``agentic-evals --help`` i
 none), so that a command pays for what it uses. Each module adds its command's parser
 (``add_parser(commands, name, help)``) and a handler; the handler returns the exit status.
 
-Exit codes, for every command: 0 success, 1 the gate says no, 2 bad input.
+Exit codes, for every command: 0 success, 1 the gate says no, 2 bad input; ``run`` adds 3,
+the runner itself failed, and 130, interrupted.
 """
 
 from __future__ import annotations
@@ -90,7 +91,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     # The command is the first word that is not an option: the top level has only --help.
     command = next((word for word in arguments if not word.startswith("-")), None)
     parser = build_parser([command] if command in COMMANDS else [])
-    args = parser.parse_args(arguments)
+    args, extra = parser.parse_known_args(arguments)
+    if extra:
+        hint = ""
+        if args.command == "run":
+            hint = (f"; pytest options go after --: agentic-evals run FIXTURE... -- "
+                    f"{' '.join(extra)}")
+        parser.error(f"unrecognized arguments: {' '.join(extra)}{hint}")
     if pytest_args and args.command != "run":
         parser.error("arguments after -- are only for 'run'")
     args.pytest_args = pytest_args

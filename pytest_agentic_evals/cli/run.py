@@ -26,15 +26,18 @@ from pytest_agentic_evals.cli.common import (
     EXIT_INPUT,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    EXIT_RUNNER,
     CommandFailed,
     add_output_option,
     write_output,
 )
 from pytest_agentic_evals.cli.plugins import load_fixtures
 from pytest_agentic_evals.jsonio import json_text, output_path_problem
+from pytest_agentic_evals.model import FIXTURES_DIRNAME
 from pytest_agentic_evals.pytest_plugin.settings import add_run_options, plugin_arguments
 
-PYTEST_USAGE_ERROR = 4
+PYTEST_USAGE_ERROR, PYTEST_NO_TESTS = 4, 5
+FIXTURE_GLOB = "agentic_eval*.json"
 PR_SET_PDEATHSIG = 1  # prctl(2)
 TERMINATING = (signal.SIGTERM, signal.SIGHUP)
 
@@ -44,13 +47,16 @@ def add_parser(commands: Any, name: str, help: str) -> None:
         name, help=help,
         epilog="Arguments after -- go to pytest as they are (for example: -- -n 4 -x).",
     )
-    parser.add_argument("fixtures", nargs="+", metavar="FIXTURE")
+    parser.add_argument("fixtures", nargs="+", metavar="FIXTURE",
+                        help="a fixture file, a skill directory (its fixtures/agentic_eval*.json) "
+                        "or a fixtures directory")
     add_output_option(parser)
     add_run_options(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    args.fixtures = fixture_paths(args.fixtures)
     for flag, path in (("--output", args.output), ("--md", args.markdown)):
         problem = output_path_problem(path) if path else None
         if problem:
@@ -66,6 +72,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"unknown case(s): {', '.join(unknown)} (cases: {', '.join(sorted(known))})",
               file=sys.stderr)
         return EXIT_INPUT
+    # An earlier run's output is never left where this run's belongs, whatever happens next.
+    for path in (args.output, args.markdown):
+        if path:
+            Path(path).unlink(missing_ok=True)
 
     with tempfile.TemporaryDirectory(prefix="agentic-evals-run-") as scratch:
         # A fresh scratch file, so that a report left by an earlier run is never mistaken
@@ -75,17 +85,56 @@ def run(args: argparse.Namespace) -> int:
         report = _read_report(report_path)
 
     if report is None:
-        print(f"agentic-evals: no report was produced (pytest exited {status})", file=sys.stderr)
-        return EXIT_INTERRUPTED if status in (2, EXIT_INTERRUPTED) else EXIT_INPUT
+        return _without_report(status)
     print(json_text(report), end="")
-    write_output(report, args.output)
+    try:
+        write_output(report, args.output)
+    except OSError as exc:
+        raise CommandFailed(f"--output {args.output}: cannot write: {exc.strerror}") from None
     if status == EXIT_INTERRUPTED or _interrupted(report):
         return EXIT_INTERRUPTED
     if status == PYTEST_USAGE_ERROR:  # bad pass-through arguments or settings
         return EXIT_INPUT
+    if status == PYTEST_NO_TESTS:
+        print("agentic-evals: no trial was selected: the pytest arguments after -- deselected "
+              "every case (cases: " + ", ".join(sorted(known)) + ")", file=sys.stderr)
+        return EXIT_INPUT
     if args.report_only:
         return EXIT_OK
     return EXIT_OK if status == 0 else EXIT_GATE
+
+
+def _without_report(status: int) -> int:
+    """The exit status of a pytest that produced no report: bad arguments (pytest said which),
+    an interruption, or a failure of the runner itself."""
+    if status == PYTEST_USAGE_ERROR:
+        return EXIT_INPUT
+    if status in (2, EXIT_INTERRUPTED, -signal.SIGINT, *(-sig for sig in TERMINATING)):
+        print("agentic-evals: interrupted before a report was written", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    how = (f"was killed by signal {-status}" if status < 0 else f"exited {status}")
+    print(f"agentic-evals: the runner failed: pytest {how} without writing a report "
+          f"(exit status {EXIT_RUNNER})", file=sys.stderr)
+    return EXIT_RUNNER
+
+
+def fixture_paths(targets: list[str]) -> list[str]:
+    """The fixture files ``targets`` name: a file as it is; a skill directory, its
+    ``fixtures/agentic_eval*.json``; any other directory, its own ``agentic_eval*.json``."""
+    paths: list[str] = []
+    for target in targets:
+        folder = Path(target)
+        if not folder.is_dir():
+            paths.append(target)
+            continue
+        found = sorted((folder / FIXTURES_DIRNAME).glob(FIXTURE_GLOB)) or \
+            sorted(folder.glob(FIXTURE_GLOB))
+        found = [path for path in found if path.is_file()]
+        if not found:
+            raise CommandFailed(f"{target}: no fixture found (looked for {FIXTURES_DIRNAME}/"
+                                f"{FIXTURE_GLOB} and {FIXTURE_GLOB} in it)")
+        paths += [str(path) for path in found]
+    return paths
 
 
 def _run_pytest(args: argparse.Namespace, report_path: Path) -> int:

@@ -70,6 +70,7 @@ class Controller:
         self.judged: dict[str, dict[str, Any]] = {}  # node id of a fixture file -> its report
         self.gate_failures: list[str] = []
         self.notes: list[str] = []  # what a person should know of how the run was set up
+        self.rejected: list[str] = []  # files of the session that did not load
         # Every failed test: (fixture node id, case) for a trial, None for any other test.
         self.failed_tests: list[tuple[str, str] | None] = []
         # Whether every failed test is a trial of an optional case of a passing fixture.
@@ -92,6 +93,7 @@ class Controller:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         rejected = rejected_file(report.nodeid)
         if rejected is not None and report.failed:
+            self.rejected.append(rejected)
             self.gate_failures.append(f"{rejected}: rejected at load (its problems are above)")
         key = parse_trial_nodeid(report.nodeid)
         if report.failed:
@@ -134,6 +136,10 @@ class Controller:
         self.gate_failures += self.gate_reasons()
         self.failures_excused = self.only_optional_failures()
         regressions = self.regressions.in_order() if self.regressions else []
+        if not (self.catalog or regressions or self.rejected):
+            where = ", ".join(self.config.args) or str(self.config.invocation_params.dir)
+            self.notes.append(f"no fixture found: looked for {', '.join(self.settings.files)} "
+                              f"under {where}")
         if self.reports or regressions:
             self.session_report = self.publish(regressions)
         self.record_durations()
@@ -275,7 +281,7 @@ class Controller:
             self.failures_excused = False  # nothing was excused: no note in the summary
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if not (self.session_report or self.gate_failures):
+        if not (self.session_report or self.gate_failures or self.notes):
             return
         write = terminalreporter.write_line
         terminalreporter.section("agentic-evals")

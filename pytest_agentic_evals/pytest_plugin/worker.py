@@ -32,7 +32,7 @@ from pytest_agentic_evals.execution.trialdirs import TrialDirs
 from pytest_agentic_evals.expectations.builtin import ExpectationKind
 from pytest_agentic_evals.model import Fixture
 from pytest_agentic_evals.pytest_plugin.kinds import PluginError, gather_kinds
-from pytest_agentic_evals.pytest_plugin.nodes import FixtureFile, TrialItem
+from pytest_agentic_evals.pytest_plugin.nodes import FixtureFile, RejectedFile, TrialItem
 from pytest_agentic_evals.pytest_plugin.settings import Settings
 from pytest_agentic_evals.regressions.registry import is_registry
 
@@ -134,20 +134,30 @@ class Worker:
             return True
         return any(fnmatch.fnmatch(file_path.name, pattern) for pattern in self.settings.files)
 
-    @pytest.hookimpl(trylast=True)
+    @pytest.hookimpl(wrapper=True)
     def pytest_collection_modifyitems(
         self, config: pytest.Config, items: list[pytest.Item]
-    ) -> None:
-        self._select_cases(config, items)
-        if self.durations:
-            # Every worker orders the same collection the same way, as xdist requires; its
-            # load scheduling hands the trials out in this order.
-            durations = self.durations
-            items[:] = longest_first(items, lambda item: durations.of(item.fixture.path,
-                                                                     item.case.name)
-                                     if isinstance(item, TrialItem) else 0.0)
+    ) -> Iterator[None]:
+        # A file that does not load fails whatever the selection (-k, -m, --case): its
+        # problems are never deselected out of sight.
+        rejected = [item for item in items if isinstance(item, RejectedFile)]
+        items[:] = [item for item in items if not isinstance(item, RejectedFile)]
+        try:
+            result = yield
+            self._select_cases(config, items)  # after every other plugin's selection
+            if self.durations:
+                # Every worker orders the same collection the same way, as xdist requires;
+                # its load scheduling hands the trials out in this order.
+                durations = self.durations
+                items[:] = longest_first(items, lambda item: durations.of(item.fixture.path,
+                                                                         item.case.name)
+                                         if isinstance(item, TrialItem) else 0.0)
+            return result
+        finally:
+            items[:0] = rejected
 
     def _select_cases(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        """Only the trials of the cases --agentic-evals-case names, when it names any."""
         wanted = self.settings.cases
         if not wanted:
             return
