@@ -9,7 +9,7 @@ from typing import Any
 
 from jsonschema.exceptions import ValidationError
 
-from pytest_agentic_evals.jsonvalues import described_type
+from pytest_agentic_evals.jsonvalues import ARTICLES, described_type
 
 
 @dataclass(frozen=True, order=True)
@@ -66,9 +66,21 @@ def explain_schema_error(error: ValidationError) -> list[tuple[str, str]]:
         ]
     if error.validator == "type":
         expected = error.validator_value
+        if isinstance(instance, (dict, list)):
+            return [(pointer, f"expected {_expected_types(expected)}, not "
+                              f"{described_type(instance)}")]
         return [(pointer, f"{shown_value(instance)} is {described_type(instance)}, "
                           f"expected {expected}")]
+    if error.validator == "const":
+        return [(pointer, f"must be {json.dumps(error.validator_value)}, not "
+                          f"{shown_value(instance)}")]
     return [(pointer, error.message)]
+
+
+def _expected_types(expected: Any) -> str:
+    """ "an object", or "a string or an array" for a list of types."""
+    kinds = expected if isinstance(expected, list) else [expected]
+    return " or ".join(ARTICLES.get(kind, f"a {kind}") for kind in kinds)
 
 
 def shown_value(value: Any) -> str:

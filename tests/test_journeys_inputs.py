@@ -177,7 +177,7 @@ def test_every_disagreement_of_the_inventory_and_the_graph_is_listed_at_once(app
     pytest.param("{not json", "invalid JSON at line 1, column 2: Expecting property name "
                  "enclosed in double quotes", id="not-json"),
     pytest.param('{"a": 1, "a": 2}', "duplicate key 'a' in one JSON object", id="duplicate-key"),
-    pytest.param("[]", "list is an array, expected object", id="not-an-object"),
+    pytest.param("[]", "expected an object, not an array", id="not-an-object"),
 ])
 def test_an_unreadable_or_malformed_file_is_a_problem_of_that_file(
         app: App, content: str | None, message: str) -> None:

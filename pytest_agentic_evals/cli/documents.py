@@ -11,6 +11,7 @@ from typing import Any
 
 from pytest_agentic_evals.cli.common import EXIT_INPUT, EXIT_OK, add_format_option
 from pytest_agentic_evals.jsonio import display_path
+from pytest_agentic_evals.loading.programs import missing_programs
 from pytest_agentic_evals.report import report_problems
 from pytest_agentic_evals.schemas import schema_text
 from pytest_agentic_evals.summary import markdown, terminal_lines
@@ -42,6 +43,8 @@ def validate(args: argparse.Namespace) -> int:
     for fixture in fixtures:
         print(f"VALID: {display_path(fixture.path)} ({len(fixture.cases)} cases, "
               f"trials={fixture.trials})")
+        for warning in missing_programs(fixture):
+            print(f"warning: {warning}", file=sys.stderr)
     for error in errors:
         print(error, file=sys.stderr)
     return EXIT_INPUT if errors else EXIT_OK

@@ -64,11 +64,20 @@ def audit_skills(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _not_a_skill(skill_dir: Path) -> str:
+    """Why ``skill_dir`` is not a skill folder, in its own words."""
+    if not skill_dir.exists():
+        return "does not exist"
+    if not skill_dir.is_dir():
+        return "is not a directory"
+    return "no SKILL.md (not a skill folder)"
+
+
 def check_skill(args: argparse.Namespace) -> int:
     """``check-skill SKILL_DIR``: the SKILL.md contract, as the static scaffold case runs it."""
     skill_dir = Path(args.skill_dir)
     if not (skill_dir / skills.SKILL_FILE).is_file():
-        print(f"{args.skill_dir}: no SKILL.md (not a skill folder)", file=sys.stderr)
+        print(f"{args.skill_dir}: {_not_a_skill(skill_dir)}", file=sys.stderr)
         return EXIT_INPUT
     skill_md = skills.parse_skill_md(skill_dir.resolve(), str(skill_dir / skills.SKILL_FILE))
     for finding in skill_md.findings:
@@ -83,7 +92,7 @@ def check_skill(args: argparse.Namespace) -> int:
 def scaffold_fixture(args: argparse.Namespace) -> int:
     skill_dir = Path(args.skill_dir).resolve()
     if not (skill_dir / skills.SKILL_FILE).is_file():
-        print(f"{args.skill_dir}: no SKILL.md (not a skill folder)", file=sys.stderr)
+        print(f"{args.skill_dir}: {_not_a_skill(skill_dir)}", file=sys.stderr)
         return EXIT_INPUT
     target = Path(args.output).resolve() if args.output else skills.scaffold_target(skill_dir)
     if not target.is_relative_to(skill_dir):

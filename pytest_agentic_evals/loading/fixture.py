@@ -207,6 +207,9 @@ def _explain(error: ValidationError) -> list[tuple[str, str]]:
     if error.validator == "pattern" and parts and parts[-1] == "json_pointer":
         return [(pointer, f"{shown_value(error.instance)} is not an RFC 6901 JSON pointer "
                           "(it starts with '/' and escapes '~' as ~0, '/' as ~1)")]
+    if error.validator == "const" and parts == ["version"]:
+        return [(pointer, f"version {shown_value(error.instance)} is not a fixture version this "
+                          'tool reads: write "version": 2 (see the fixture reference)')]
     if error.validator == "pattern" and len(parts) >= 2 and parts[-2] in RULE_KEYS:
         return [(pointer, f"{shown_value(error.instance)} is not a host name: use letters, "
                           "digits, hyphens and dots, optionally after '*.', or an IP address")]

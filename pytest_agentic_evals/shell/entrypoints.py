@@ -11,6 +11,7 @@ the rule is that the command must exercise the skill, not merely run something.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import shutil
@@ -94,6 +95,16 @@ def _exists(path: Path, kind: str) -> bool:
         return path.exists()
     except (OSError, ValueError):  # e.g. a name too long for the file system
         return False
+
+
+def _near(path: Path) -> str:
+    """A did-you-mean for a file that does not exist: the closest name in its folder."""
+    try:
+        names = sorted(os.listdir(path.parent))
+    except (OSError, ValueError):
+        return ""
+    close = difflib.get_close_matches(path.name, names, n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def _executable(path: Path) -> bool:
@@ -220,7 +231,7 @@ class _Judge:
                 f"script {name} exists but is not executable (looked in {where}): "
                 f"chmod +x it or run it through its interpreter",
             )
-        return _Verdict(None, f"script {name} does not exist (looked in {where})")
+        return _Verdict(None, f"script {name} does not exist (looked in {where}){_near(path)}")
 
     def _script(
         self, argv: Sequence[str], runner: str, script: str, workdir: str | None, family: str
@@ -237,7 +248,8 @@ class _Judge:
                 f"{runner} script {script}",
                 f"{runner} runs the script file {os.path.normpath(path)}",
             )
-        return _Verdict(None, f"script {script} does not exist (looked in {where})")
+        return _Verdict(None, f"script {script} does not exist (looked in {where})"
+                        f"{_near(path)}")
 
     def _interpreter(
         self, argv: tuple[str, ...], base: str, family: str, workdir: str | None
