@@ -35,6 +35,10 @@ def _coverage() -> ModuleType:
     return importlib.import_module("pytest_agentic_evals.cli.coverage")
 
 
+def _probe() -> ModuleType:
+    return importlib.import_module("pytest_agentic_evals.cli.probe")
+
+
 def _skill_trees() -> ModuleType:
     return importlib.import_module("pytest_agentic_evals.cli.skill_trees")
 
@@ -53,6 +57,8 @@ COMMANDS: dict[str, tuple[str, Callable[[], ModuleType]]] = {
     "validate": ("check fixtures without running anything", _documents),
     "report": ("render a saved JSON report for a person", _documents),
     "regressions": ("retained regressions: audit, show, verify fail-before-fix", _regressions),
+    "probe": ("run each case against stand-ins of a broken skill: which oracles survive",
+              _probe),
     "coverage": ("risk-based coverage of declared seams (executes nothing)", _coverage),
     "audit-skills": ("the eval posture of every skill under ROOT (runs nothing)", _skill_trees),
     "check-skill": ("check one skill's SKILL.md contract", _skill_trees),

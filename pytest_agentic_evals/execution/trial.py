@@ -13,7 +13,7 @@ import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pytest_agentic_evals.execution import workspace as ws
 from pytest_agentic_evals.execution.environment import RunSettings, trial_environment
@@ -35,6 +35,17 @@ from pytest_agentic_evals.expectations.trajectory import trial_usage
 from pytest_agentic_evals.model import BLOCKED, FAIL, INFRA_BLOCKED, PASS, Case, Fixture
 
 TrialResult = dict[str, Any]
+
+
+class Substitute(Protocol):
+    """Something put in place of the skill for one trial (a vacuity probe's stand-in), and what
+    it keeps of the finished trial.  Only ever used with a private copy of the skill."""
+
+    def install(self, workspace: ws.Workspace, scratch: Path, env: dict[str, str]) -> str | None:
+        """Put the stand-in in place (files in the workspace, ``env``); a problem, or None."""
+
+    def observe(self, observation: Observation) -> None:
+        """Read what the trial left (streams, files) before its workspace is released."""
 
 
 def expand_placeholders(argv: tuple[str, ...], values: Mapping[str, str]) -> list[str]:
@@ -64,12 +75,13 @@ def run_trial(
     trial: int,
     settings: RunSettings,
     kinds: Mapping[str, ExpectationKind],
+    substitute: Substitute | None = None,
 ) -> TrialResult:
     if settings.trial_dirs is not None:
-        return _run_trial(fixture, case, trial, settings, kinds, settings.trial_dirs)
+        return _run_trial(fixture, case, trial, settings, kinds, settings.trial_dirs, substitute)
     dirs = TrialDirs(settings.run_dir)
     try:
-        return _run_trial(fixture, case, trial, settings, kinds, dirs)
+        return _run_trial(fixture, case, trial, settings, kinds, dirs, substitute)
     finally:
         dirs.close()
 
@@ -81,12 +93,14 @@ def _run_trial(
     settings: RunSettings,
     kinds: Mapping[str, ExpectationKind],
     dirs: TrialDirs,
+    substitute: Substitute | None = None,
 ) -> TrialResult:
     trial_dir = settings.run_dir / ws.trial_dir_name(fixture, case, trial)
     if trial_dir.exists():
         shutil.rmtree(trial_dir)
-    context = _Context(case, trial, settings, kinds, dirs, trial_dir, fixture.skill_dir)
-    if case.workspace == "inplace":
+    context = _Context(case, trial, settings, kinds, dirs, trial_dir, fixture.skill_dir,
+                       substitute)
+    if case.workspace == "inplace" and substitute is None:
         (trial_dir / "scratch").mkdir(parents=True)
         (trial_dir / "output").mkdir()
         with ws.exclusive(fixture.skill_dir):
@@ -109,6 +123,7 @@ class _Context:
     dirs: TrialDirs
     trial_dir: Path
     skill_dir: Path
+    substitute: Substitute | None = None
 
 
 def _run_in(workspace: ws.Workspace, lease: Lease | None, context: _Context) -> TrialResult:
@@ -127,6 +142,10 @@ def _run_in(workspace: ws.Workspace, lease: Lease | None, context: _Context) -> 
         "random_seed": seed,
     })
     env = trial_environment(case, trial, settings, scratch, workspace.fixture_dir)
+    if context.substitute is not None:
+        problem = context.substitute.install(workspace, scratch, env)
+        if problem is not None:
+            return infrastructure_failure(trial, problem, workspace=workspace.to_dict())
     timeout = case.timeout_seconds or settings.default_timeout
     # File times come from the kernel's coarse clock, which lags time.time_ns() by up to a
     # tick; a file's own timestamp is on the same clock as the outputs it is compared with.
@@ -159,6 +178,8 @@ def _run_in(workspace: ws.Workspace, lease: Lease | None, context: _Context) -> 
         domains=domains,
     )
     outcome, problems, markers = _judge(case, process, observation, context.kinds, timeout)
+    if context.substitute is not None:
+        context.substitute.observe(observation)
     hidden = secret_values(env)
     result: TrialResult = {
         "trial": trial,

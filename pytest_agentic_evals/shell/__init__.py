@@ -27,8 +27,10 @@ pytest, so the loader, the CLI and the plugin share it.
 
 from pytest_agentic_evals.shell.command import CommandParseError, SimpleCommand
 from pytest_agentic_evals.shell.entrypoints import (
+    Reached,
     SkillCode,
     declared_entrypoint_problem,
+    entrypoint_reached,
     real_world_entrypoint,
 )
 from pytest_agentic_evals.shell.randomness import Sampling, sampling
@@ -38,10 +40,12 @@ from pytest_agentic_evals.shell.walker import simple_commands
 
 __all__ = [
     "CommandParseError",
+    "Reached",
     "Sampling",
     "SimpleCommand",
     "SkillCode",
     "declared_entrypoint_problem",
+    "entrypoint_reached",
     "fixture_stub_inputs",
     "real_world_entrypoint",
     "sampling",

@@ -84,6 +84,21 @@ _NEUTRAL_PATHS = frozenset({"/dev/null"})
 class _Verdict(NamedTuple):
     entrypoint: str | None
     explanation: str
+    path: Path | None = None
+    """The file that is the entrypoint, when it is one file (a script, a declared program)."""
+    via: str | None = None
+    """How it is started: ``exec`` (run directly), ``path`` (by name, looked up on PATH) or
+    the interpreter family that reads it (``python``, ``shell``, ``node``...)."""
+
+
+@dataclass(frozen=True)
+class Reached:
+    """The entrypoint a command reaches, when it is one file that could be swapped for another:
+    where it is, and how the command starts it."""
+
+    description: str
+    path: Path
+    via: str
 
 
 def _exists(path: Path, kind: str) -> bool:
@@ -160,7 +175,8 @@ class _Judge:
         location = self.skill.declared(name)
         if location is not None:
             return _Verdict(f"entrypoint {name}", f"{name} is an entrypoint the fixture "
-                            f"declares for the skill, found at {location}")
+                            f"declares for the skill, found at {location}",
+                            Path(location), "path" if "/" not in name else "absolute")
         base = basename(name)
         family = interpreter_family(base)
         known = (
@@ -221,7 +237,8 @@ class _Judge:
             if not self.skill.holds(path):
                 return self._outside(f"{name} is the executable file", path)
             return _Verdict(
-                f"executable {name}", f"{name} is the executable file {os.path.normpath(path)}"
+                f"executable {name}", f"{name} is the executable file {os.path.normpath(path)}",
+                Path(os.path.normpath(path)), "exec",
             )
         if _exists(path, "dir"):
             return _Verdict(None, f"{name} is a directory, not a script (looked in {where})")
@@ -244,9 +261,11 @@ class _Judge:
         ):
             if not self.skill.holds(path):
                 return self._outside(f"{runner} runs the script file", path)
+            target = path / "__main__.py" if _exists(path, "dir") else path
             return _Verdict(
                 f"{runner} script {script}",
                 f"{runner} runs the script file {os.path.normpath(path)}",
+                Path(os.path.normpath(target)), "shell" if runner in ("source", ".") else family,
             )
         return _Verdict(None, f"script {script} does not exist (looked in {where})"
                         f"{_near(path)}")
@@ -287,8 +306,10 @@ class _Judge:
                     if _exists(candidate, "file"):
                         if not self.skill.holds(candidate):
                             return self._outside(f"{base} runs the module file", candidate)
+                        swappable = candidate.name != "__init__.py"
                         return _Verdict(
-                            f"{base} module {module}", f"{base} runs the module file {candidate}"
+                            f"{base} module {module}", f"{base} runs the module file {candidate}",
+                            candidate if swappable else None, "python" if swappable else None,
                         )
         where = "a directory only known at run time" if directory is None else str(directory)
         return _Verdict(
@@ -424,7 +445,7 @@ class _Judge:
         location = _which(name)
         if location is not None and self.skill.holds(Path(location)):
             return _Verdict(f"program {name}", f"{name} is a program found on PATH at "
-                            f"{location}, inside the skill directory")
+                            f"{location}, inside the skill directory", Path(location), "path")
         if location is not None:
             return _Verdict(
                 None,
@@ -454,6 +475,29 @@ def declared_entrypoint_problem(name: str) -> str | None:
     if _which(name) is None:
         return f"{name!r} is not a program found on PATH: install the skill's entrypoint first"
     return None
+
+
+def entrypoint_reached(
+    argv: Sequence[str],
+    cwd: Path,
+    skill: SkillCode,
+    environment: Mapping[str, str] | None = None,
+) -> tuple[Reached | None, str]:
+    """The first entrypoint of the skill the command reaches, when it is one file that a
+    stand-in could replace, and the explanation; ``(None, why)`` otherwise (no entrypoint, or
+    one that is not a file: a test runner, a live URL, a project command).  The same judgement
+    as :func:`real_world_entrypoint`."""
+    walker = walk(argv, environment)
+    judge = _Judge(Path(os.path.abspath(cwd)), skill)
+    for found in walker.found:
+        verdict = judge.judge(found)
+        if verdict.entrypoint is None:
+            continue
+        if verdict.path is None or verdict.via is None:
+            return None, (f"{verdict.entrypoint} is not one file of the skill that a stand-in "
+                          "could replace")
+        return Reached(verdict.entrypoint, verdict.path, verdict.via), verdict.explanation
+    return None, "the command reaches no entrypoint of the skill"
 
 
 def real_world_entrypoint(

@@ -1,0 +1,116 @@
+"""``probe``: run each case against stand-ins of a broken skill, and see which survive.
+
+Exit 0 when every required case's oracle kills ``noop`` and ``crash``, 1 when one survives
+(or its trial says nothing), 2 on bad input (a fixture that does not load, an unknown case,
+an output path that cannot be written), checked before anything runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+from pytest_agentic_evals.cli.common import (
+    EXIT_GATE,
+    EXIT_INPUT,
+    EXIT_OK,
+    add_format_option,
+    add_output_option,
+    seconds,
+    write_output,
+)
+from pytest_agentic_evals.cli.plugins import load_fixtures, plugin_kinds
+from pytest_agentic_evals.execution.environment import DEFAULT_TIMEOUT_SECONDS, RunSettings
+from pytest_agentic_evals.execution.rundirs import new_run_dir
+from pytest_agentic_evals.execution.sandbox import SandboxSettings
+from pytest_agentic_evals.jsonio import display_path, json_text
+from pytest_agentic_evals.model import SANDBOX_MODES
+from pytest_agentic_evals.probes import results, store
+from pytest_agentic_evals.probes.runner import probe_fixture
+
+
+def add_parser(commands: Any, name: str, help: str) -> None:
+    parser = commands.add_parser(name, help=help, description=(
+        "Run each case once against stand-ins of a broken skill (noop, crash, echo-args, "
+        "passthrough, replay) swapped in for its entrypoint, and report which survive. "
+        f"Results are kept beside each fixture in {store.FILENAME} for coverage and claims."))
+    parser.add_argument("fixtures", nargs="+", metavar="FIXTURE")
+    parser.add_argument("--case", dest="cases", action="append", default=[], metavar="NAME",
+                        help="probe only this case (repeatable)")
+    parser.add_argument("--timeout", type=seconds, metavar="SECONDS",
+                        help=f"default per-trial timeout ({DEFAULT_TIMEOUT_SECONDS:g} s)")
+    parser.add_argument("--sandbox", choices=SANDBOX_MODES, default="auto",
+                        help="run the stand-ins' trials sandboxed: auto (default), required, off")
+    parser.add_argument("--no-store", dest="store", action="store_false",
+                        help=f"do not write {store.FILENAME} beside the fixtures")
+    add_output_option(parser)
+    add_format_option(parser, {"table": "a table and every survivor", "json": "the JSON report",
+                               "md": "Markdown"}, default="table")
+    parser.set_defaults(handler=probe)
+
+
+def _output_problem(output: str | None) -> str | None:
+    if not output:
+        return None
+    path = Path(output)
+    if path.is_dir():
+        return f"--output {output}: is a directory"
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        return f"--output {output}: directory {parent} does not exist"
+    if not os.access(parent, os.W_OK):
+        return f"--output {output}: directory {parent} is not writable"
+    return None
+
+
+def probe(args: argparse.Namespace) -> int:
+    fixtures, errors = load_fixtures(args.fixtures)
+    problem = _output_problem(args.output)
+    known = {case.name for fixture in fixtures for case in fixture.cases}
+    unknown = [name for name in args.cases if name not in known]
+    if unknown:
+        errors.append(f"unknown case(s): {', '.join(unknown)} "
+                      f"(cases: {', '.join(sorted(known))})")
+    if problem:
+        errors.append(problem)
+    if errors:
+        for error in errors:
+            print(error, file=sys.stderr)
+        return EXIT_INPUT
+
+    kinds = plugin_kinds()
+    run_id = uuid.uuid4().hex[:12]
+    now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
+    run_dir, in_use = new_run_dir(run_id)
+    entries = []
+    try:
+        settings = RunSettings(run_id=run_id, run_dir=run_dir,
+                               default_timeout=args.timeout or DEFAULT_TIMEOUT_SECONDS,
+                               sandbox=SandboxSettings(args.sandbox, "--sandbox" if
+                                                       args.sandbox != "auto" else "default"))
+        for fixture in fixtures:
+            chosen = [c for c in fixture.cases if not args.cases or c.name in args.cases]
+            print(f"probing {display_path(fixture.path)} ({len(chosen)} case(s)) ...",
+                  file=sys.stderr)
+            probes = probe_fixture(fixture, settings, kinds, chosen)
+            stored_at = None
+            if args.store:
+                stored_at = display_path(store.record(fixture, results.store_records(probes), now))
+            entries.append(results.fixture_entry(fixture, probes, stored_at))
+    finally:
+        in_use.close()
+    document = results.report(entries, run_id, now, args.sandbox)
+    if args.format == "json":
+        print(json_text(document), end="")
+    elif args.format == "md":
+        print(results.markdown(document))
+    else:
+        for line in results.terminal_lines(document):
+            print(line)
+    write_output(document, args.output)
+    return EXIT_GATE if document["verdict"] == results.FAILED else EXIT_OK

@@ -1,0 +1,178 @@
+"""The broken skills a probe swaps in, and how one is put in place of a case's entrypoint.
+
+A case's entrypoint is the first file of the skill its command reaches (the same judgement as
+the anti-slush contract's real-world rule): a script inside the skill directory, an
+executable there, or a program the fixture declares in ``entrypoints``.  In the trial's
+private copy of the skill, a script or executable is overwritten by a small launcher in the
+language that reads it (a shell script for ``bash run.sh``, Python for ``python3 tool.py``...);
+a declared program is shadowed by a launcher of the same name in a directory put first on
+PATH.  The launcher starts :mod:`standin`, which plays the broken skill.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_agentic_evals.execution import workspace as ws
+from pytest_agentic_evals.execution.trial import output_paths
+from pytest_agentic_evals.expectations.observation import ArtifactError, Observation
+from pytest_agentic_evals.model import Case
+from pytest_agentic_evals.probes.targets import REPLAY, Target
+
+# Where a launcher is written as the language that reads it; the text starts the stand-in
+# (PY, STANDIN and SPEC are filled in).  A ``#!`` line also makes a shell launcher executable.
+_LAUNCHERS = {
+    "shell": '#!/bin/sh\nexec {py} -I {standin} {spec} "$@"\n',
+    "python": "import os, sys\nos.execv({py!r}, [{py!r}, '-I', {standin!r}, {spec!r}, "
+              "*sys.argv[1:]])\n",
+    "node": "const r = require('child_process').spawnSync({py}, ['-I', {standin}, {spec}, "
+            "...process.argv.slice(2)], {{stdio: 'inherit'}});\n"
+            "process.exit(r.status === null ? 1 : r.status);\n",
+    "perl": "exec({py}, '-I', {standin}, {spec}, @ARGV) or die;\n",
+    "ruby": "exec({py}, '-I', {standin}, {spec}, *ARGV)\n",
+}
+_STANDIN_SOURCE = Path(__file__).with_name("standin.py")
+
+
+@dataclass(frozen=True)
+class Recording:
+    """What the real skill did in one case: the donor of the ``replay`` stand-in."""
+
+    case: str
+    exit_code: int
+    stdout: Path
+    stderr: Path
+    files: dict[str, Path]
+    """Output path (relative to the case's working directory) -> its recorded content."""
+
+
+@dataclass
+class Recorder:
+    """Runs the real skill untouched and keeps its output, for another case's replay."""
+
+    case: Case
+    keep_in: Path
+    recording: Recording | None = None
+
+    def install(self, workspace: ws.Workspace, scratch: Path, env: dict[str, str]) -> None:
+        return None
+
+    def observe(self, observation: Observation) -> None:
+        if observation.exit_code is None:
+            return
+        self.keep_in.mkdir(parents=True, exist_ok=True)
+        stdout, stderr = self.keep_in / "stdout", self.keep_in / "stderr"
+        shutil.copyfile(observation.stdout_path, stdout)
+        shutil.copyfile(observation.stderr_path, stderr)
+        files: dict[str, Path] = {}
+        for number, (relative, outside) in enumerate(output_paths(self.case)):
+            try:
+                path = observation.resolve(relative, outside)
+                if path.is_file() and relative not in files:
+                    kept = self.keep_in / f"file-{number}"
+                    shutil.copyfile(path, kept)
+                    files[relative] = kept
+            except (ArtifactError, OSError):
+                continue
+        self.recording = Recording(self.case.name, observation.exit_code, stdout, stderr, files)
+
+
+@dataclass
+class StandIn:
+    """One broken skill put in place of a case's entrypoint for one trial."""
+
+    case: Case
+    target: Target
+    mutant: str
+    donor: Recording | None = None
+    report: Path | None = None
+    played: dict[str, Any] = field(default_factory=dict)
+
+    def install(self, workspace: ws.Workspace, scratch: Path, env: dict[str, str]) -> str | None:
+        home = scratch / ".agentic-evals-probe"
+        home.mkdir(parents=True, exist_ok=True)
+        standin = home / "standin.py"
+        shutil.copyfile(_STANDIN_SOURCE, standin)
+        self.report = home / "played.json"
+        spec_path = home / "spec.json"
+        try:
+            spec = self._spec(workspace, home)
+        except (ArtifactError, OSError) as exc:
+            return f"the {self.mutant} stand-in cannot be prepared: {exc}"
+        spec_path.write_text(json.dumps(spec), encoding="utf-8")
+        text = launcher_text(self.target.language, sys.executable, str(standin), str(spec_path))
+        if self.target.relative is None:
+            shims = home / "bin"
+            shims.mkdir(exist_ok=True)
+            launcher = shims / self.target.path.name
+            env["PATH"] = str(shims) + os.pathsep + env.get("PATH", os.defpath)
+        else:
+            launcher = workspace.root / self.target.relative
+            ws.remove_path(launcher)
+        launcher.write_text(text, encoding="utf-8")
+        launcher.chmod(0o755)
+        return None
+
+    def _spec(self, workspace: ws.Workspace, home: Path) -> dict[str, Any]:
+        where = Observation(None, Path(), Path(), workspace.cwd, workspace.root)
+        outputs = [str(where.resolve(relative, outside))
+                   for relative, outside in output_paths(self.case)]
+        inputs = [str(where.resolve(a.path, a.outside_workspace))
+                  for a in self.case.input_artifacts]
+        entry = (str(workspace.root / self.target.relative) if self.target.relative
+                 else None)
+        spec: dict[str, Any] = {"mutant": self.mutant, "exit_code": expected_exit(self.case),
+                                "outputs": outputs, "inputs": inputs, "entry": entry,
+                                "report": str(self.report)}
+        if self.mutant == REPLAY and self.donor is not None:
+            spec["replay"] = self._replay(where, home, outputs)
+        return spec
+
+    def _replay(self, where: Observation, home: Path, outputs: list[str]) -> dict[str, Any]:
+        donor = self.donor
+        assert donor is not None
+        copies = home / "replay"
+        copies.mkdir(exist_ok=True)
+        shutil.copyfile(donor.stdout, copies / "stdout")
+        shutil.copyfile(donor.stderr, copies / "stderr")
+        files: dict[str, str] = {}
+        for number, (relative, source) in enumerate(sorted(donor.files.items())):
+            kept = copies / f"file-{number}"
+            shutil.copyfile(source, kept)
+            files[str(where.resolve(relative, False))] = str(kept)
+        if len(donor.files) == 1:
+            # A skill whose output file does not depend on its input writes the same file
+            # wherever it is told to.
+            only = next(iter(files.values()))
+            for output in outputs:
+                files.setdefault(output, only)
+        return {"exit_code": donor.exit_code, "stdout": str(copies / "stdout"),
+                "stderr": str(copies / "stderr"), "files": files}
+
+    def observe(self, observation: Observation) -> None:
+        try:
+            if self.report is not None:
+                self.played = json.loads(self.report.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            self.played = {}
+
+
+def launcher_text(language: str, python: str, standin: str, spec: str) -> str:
+    """The launcher of the stand-in, in the language that will read it."""
+    if language == "python":
+        return _LAUNCHERS[language].format(py=python, standin=standin, spec=spec)
+    quote = shlex.quote if language == "shell" else json.dumps
+    return _LAUNCHERS[language].format(py=quote(python), standin=quote(standin),
+                                       spec=quote(spec))
+
+
+def expected_exit(case: Case) -> int:
+    code = case.expected.get("exit_code")
+    return code if isinstance(code, int) and not isinstance(code, bool) else 0

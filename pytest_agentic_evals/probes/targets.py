@@ -1,0 +1,123 @@
+"""What a probe swaps and what it found: the stand-ins' names, a case's entrypoint, statuses.
+
+Pure and cheap (no execution): coverage and claims read stored probe results through
+:mod:`store`, which needs the entrypoint's current hash to tell a fresh result from a stale
+one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_agentic_evals.model import Case
+from pytest_agentic_evals.shell import CommandParseError, Reached, SkillCode, entrypoint_reached
+
+NOOP = "noop"
+CRASH = "crash"
+ECHO_ARGS = "echo-args"
+PASSTHROUGH = "passthrough"
+REPLAY = "replay"
+MUTANTS = (NOOP, CRASH, ECHO_ARGS, PASSTHROUGH, REPLAY)
+# A required case whose oracle survives one of these fails the probe: a skill that does
+# nothing, or that crashes, is the least an oracle must tell from a working one.
+GATING = (NOOP, CRASH)
+
+MUTANT_MEANING = {
+    NOOP: "exits with the case's expected exit code, prints nothing, writes nothing",
+    CRASH: "exits 1 with a generic error and a Python traceback on stderr",
+    ECHO_ARGS: "prints its own arguments and the names of its input files, exits with the "
+               "expected code",
+    PASSTHROUGH: "copies its inputs unchanged to stdout and to every output path the case "
+                 "checks, exits with the expected code",
+    REPLAY: "replays the real skill's stdout, stderr, exit code and output files recorded "
+            "from another case of the same fixture",
+}
+
+# What became of one stand-in.
+KILLED = "killed"
+SURVIVED = "survived"
+NOT_APPLICABLE = "not_applicable"
+INCONCLUSIVE = "inconclusive"
+STATUSES = (KILLED, SURVIVED, NOT_APPLICABLE, INCONCLUSIVE)
+
+# The languages a launcher of the stand-in is written in (see ``mutants``).
+LANGUAGES = ("shell", "python", "node", "perl", "ruby")
+
+
+@dataclass(frozen=True)
+class Target:
+    """A case's entrypoint as a probe swaps it: the file, how it is started, its hash."""
+
+    description: str
+    path: Path
+    via: str
+    sha256: str
+    relative: str | None
+    """Its path inside the skill directory (a script, an executable); None for a program on
+    PATH."""
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (str(self.path), self.via)
+
+    @property
+    def language(self) -> str:
+        return language(self.via, self.path) or "shell"
+
+    def as_json(self) -> dict[str, str]:
+        return {"description": self.description, "path": str(self.path), "via": self.via,
+                "sha256": self.sha256}
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return "sha256:" + digest.hexdigest()
+
+
+def language(via: str, path: Path) -> str | None:
+    """The language of the launcher that stands in for an entrypoint started this way."""
+    if via in ("exec", "path", "shell"):
+        return "shell"
+    if via == "node" and path.suffix not in (".js", ".cjs"):
+        return None  # an ES module cannot require(); such an entrypoint is not probed
+    return via if via in LANGUAGES else None
+
+
+def locate(case: Case) -> tuple[Target | None, str]:
+    """The entrypoint a stand-in replaces in this case, or None and why it cannot be swapped."""
+    if case.skill_dir is None:
+        return None, "the skill's directory is not known"
+    environment = {**case.env, "AGENTIC_EVALS_FIXTURE_DIR": str(case.fixture_dir)}
+    try:
+        reached, why = entrypoint_reached(case.judged_command, case.cwd,
+                                          SkillCode(case.skill_dir, case.entrypoints),
+                                          environment)
+    except CommandParseError as exc:
+        return None, f"its command cannot be analysed: {exc}"
+    if reached is None:
+        return None, why
+    return _target(case.skill_dir, reached)
+
+
+def _target(skill_dir: Path, reached: Reached) -> tuple[Target | None, str]:
+    if language(reached.via, reached.path) is None:
+        return None, (f"{reached.description} is started in a way no stand-in is written for "
+                      f"({reached.via})")
+    try:
+        digest = file_sha256(reached.path)
+    except OSError as exc:
+        return None, f"{reached.path} cannot be read: {exc.strerror}"
+    relative = None
+    if reached.via != "path":
+        root = os.path.realpath(skill_dir)
+        real = os.path.realpath(reached.path)
+        if not real.startswith(root + os.sep):
+            return None, f"{reached.path} is not inside the skill directory"
+        relative = os.path.relpath(real, root)
+    return Target(reached.description, reached.path, reached.via, digest, relative), ""
