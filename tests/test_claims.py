@@ -666,7 +666,8 @@ def test_complete_representation_matrix_is_proven(skill: Skill) -> None:
     assert entry["verdict"] == PROVEN, entry["reasons"]
     assert entry["missing_representations"] == []
     assert entry["representations"]["integer"] == [
-        {"case": "phone-integer", "outcome": "PASS", "can_fail": True}]
+        {"case": "phone-integer", "outcome": "PASS", "can_fail": True,
+         "can_fail_source": "static"}]
     assert readiness == READY
 
 
@@ -691,7 +692,8 @@ def test_a_representation_whose_only_case_cannot_fail_is_not_proven(skill: Skill
     assert entry["verdict"] == PARTIALLY_PROVEN
     assert entry["missing_representations"] == ["integer"]
     assert entry["representations"]["integer"] == [
-        {"case": "phone-integer", "outcome": "PASS", "can_fail": False}]
+        {"case": "phone-integer", "outcome": "PASS", "can_fail": False,
+         "can_fail_source": "static"}]
     assert "cannot fail" in entry["reasons"][0]
 
 

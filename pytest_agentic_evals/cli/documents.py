@@ -17,7 +17,7 @@ from pytest_agentic_evals.schemas import schema_text
 from pytest_agentic_evals.summary import markdown, terminal_lines
 
 SCHEMAS = ("fixture", "report", "session-report", "regressions", "requirements",
-           "discovery-inventory", "state-graph", "journey-plan")
+           "discovery-inventory", "state-graph", "journey-plan", "probe")
 
 
 def add_parser(commands: Any, name: str, help: str) -> None:

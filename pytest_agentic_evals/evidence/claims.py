@@ -56,6 +56,7 @@ from pytest_agentic_evals.model import (
     required_classes,
 )
 from pytest_agentic_evals.model import NOT_ESTABLISHED as READINESS_NOT_ESTABLISHED
+from pytest_agentic_evals.probes import store as probe_store
 
 # Claim verdicts.  NOT_ESTABLISHED is spelled like the readiness of the same name on purpose.
 PROVEN = "PROVEN"
@@ -94,6 +95,9 @@ class _Evidence:
     representation: str | None
     capable: bool
     provenance: Provenance
+    capable_source: str = probe_store.SOURCE_STATIC
+    """Who said whether the oracle can fail: a fresh ``probe`` result, else the ``static``
+    judgement (:func:`can_fail`)."""
 
     @property
     def ran(self) -> bool:
@@ -249,7 +253,8 @@ def _matrix(
         rows = [item for item in evidence
                 if item.case.type == "adversarial" and item.representation == name]
         matrix[name] = [{"case": item.case.name, "outcome": item.outcome,
-                         "can_fail": item.capable} for item in rows]
+                         "can_fail": item.capable, "can_fail_source": item.capable_source}
+                        for item in rows]
         capable = [item for item in rows if item.capable]
         if any(item.outcome == PASS for item in capable):
             continue
@@ -544,18 +549,24 @@ def _ineligible_names(items: Sequence[_Evidence], records: Any) -> str:
 
 
 def _evidence(fixture: Fixture, outcomes: Mapping[str, str]) -> list[_Evidence]:
-    return [
-        _Evidence(
+    stored = probe_store.load(fixture)
+    found = []
+    for case in fixture.cases:
+        # A fresh probe result says whether the oracle fails for a skill that does nothing,
+        # crashes or passes its input on, in both directions; else the static judgement.
+        empirical = stored[case.name].capable(probe_store.VALUE_KILLS)
+        found.append(_Evidence(
             case=case,
             qualification=qualify(case),
             # A case the caller did not mention did not run: absence is never a pass.
             outcome=outcomes.get(case.name, NOT_TESTED),
             representation=representation_of(fixture, case),
-            capable=can_fail(case),
+            capable=can_fail(case) if empirical is None else empirical,
             provenance=case_provenance(case),
-        )
-        for case in fixture.cases
-    ]
+            capable_source=(probe_store.SOURCE_STATIC if empirical is None
+                            else probe_store.SOURCE_PROBE),
+        ))
+    return found
 
 
 def capability_readiness(

@@ -39,6 +39,7 @@ from pytest_agentic_evals.model import (
     Fixture,
     declared_seams,
 )
+from pytest_agentic_evals.probes import store as probe_store
 from pytest_agentic_evals.regressions import registry as regressions
 from pytest_agentic_evals.skills import discover, fixture_paths
 
@@ -171,10 +172,15 @@ class _Guard:
     disqualifiers: tuple[str, ...]
     capable: bool
     weak_reasons: tuple[str, ...]
+    oracle_source: str = probe_store.SOURCE_STATIC
+    probe: probe_store.Stored = probe_store.NOTHING
 
     def as_json(self) -> dict[str, Any]:
         entry: dict[str, Any] = {"case": self.case.name, "class": self.effective,
-                                 "declared_class": self.declared, "oracle": self.capable}
+                                 "declared_class": self.declared, "oracle": self.capable,
+                                 "oracle_source": self.oracle_source}
+        if self.probe.state != probe_store.ABSENT:
+            entry["probe"] = self.probe.as_json()
         if self.live_qualified is not None:
             entry["live_qualified"] = self.live_qualified
         if self.disqualifiers:
@@ -184,11 +190,22 @@ class _Guard:
         return entry
 
 
-def _guard(case: Case) -> _Guard:
+def _guard(case: Case, stored: probe_store.Stored = probe_store.NOTHING) -> _Guard:
+    """A case as a guard. A fresh probe result decides whether its oracle can fail, in both
+    directions; without one (none, or stale) the static judgement of :func:`oracle` does."""
     q = qualify(case)
     capable, reasons = oracle(case)
+    source = probe_store.SOURCE_STATIC
+    needed = (probe_store.VALUE_KILLS if VALUE_REPRESENTATION_SEAM in case.seams
+              else probe_store.CAPABLE_KILLS)
+    empirical = stored.capable(needed)
+    if empirical is not None:
+        source, capable = probe_store.SOURCE_PROBE, empirical
+        reasons = [] if empirical else [
+            f"the probe shows its oracle survived `{mutant}` (a broken skill passes it)"
+            for mutant in stored.survived(needed)]
     return _Guard(case, q.effective, q.declared, q.live_qualified, q.disqualifiers, capable,
-                  tuple(reasons))
+                  tuple(reasons), source, stored)
 
 
 def _serves(effective: str, required: str) -> bool:
@@ -300,7 +317,8 @@ def fixture_coverage(
     fixture: Fixture, registry: Mapping[str, Any], freshness: Freshness
 ) -> dict[str, Any]:
     """The coverage of one loaded fixture; ``registry`` is ``registry_entry``'s result."""
-    guards = [_guard(case) for case in fixture.cases if case.seams]
+    stored = probe_store.load(fixture)
+    guards = [_guard(case, stored[case.name]) for case in fixture.cases if case.seams]
     declared = declared_seams(fixture)
     declared_ids = {str(seam.get("seam_id")) for _, seam in declared}
     findings: list[dict[str, str]] = []
@@ -360,6 +378,18 @@ def fixture_coverage(
                                  "gap": value_gap},
         "findings": findings,
         "prioritized_next_evals": prioritized_next_evals(seams),
+        "probes": _probe_use(fixture, guards),
+    }
+
+
+def _probe_use(fixture: Fixture, guards: Sequence[_Guard]) -> dict[str, Any]:
+    """Which guards a fresh probe judged, and which stored results are stale (not used)."""
+    return {
+        "file": display_path(probe_store.store_path(fixture.path)),
+        "judged_by_probe": [g.case.name for g in guards
+                            if g.oracle_source == probe_store.SOURCE_PROBE],
+        "stale": [{"case": g.case.name, "because": list(g.probe.stale_because)}
+                  for g in guards if g.probe.state == probe_store.STALE],
     }
 
 
@@ -519,6 +549,18 @@ def summary(skills: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
+def _probe_lines(fixture: Mapping[str, Any]) -> list[str]:
+    probes = fixture.get("probes") or {}
+    out = []
+    if probes.get("judged_by_probe"):
+        out.append(f"  oracle judged by a fresh probe ({probes['file']}): "
+                   + ", ".join(probes["judged_by_probe"]) + "; the others statically")
+    for stale in probes.get("stale", []):
+        out.append(f"  stale probe result for {stale['case']} (not used, static judgement "
+                   f"instead): {'; '.join(stale['because'])}")
+    return out
+
+
 def lines(report: Mapping[str, Any]) -> list[str]:
     """The readable table: one row per seam, then findings and the next evals."""
     out = [f"{'SKILL':<24} {'SEAM':<24} {'CRIT':<9} {'STATUS':<10} {'LIVE':<5} "
@@ -535,6 +577,7 @@ def lines(report: Mapping[str, Any]) -> list[str]:
                 out.append(f"{name:<24} {seam['seam_id']:<24} {seam['criticality']:<9} "
                            f"{seam['status']:<10} {'yes' if seam['live_coverage'] else 'no':<5} "
                            f"{seam['freshness']['status']:<16} {missing}")
+            out += _probe_lines(fixture)
         for finding in skill["findings"] + [x for f in skill["fixtures"]
                                             for x in f.get("findings", [])]:
             out.append(f"  [{finding['severity']}] {finding['finding']}")

@@ -23,6 +23,8 @@ from pytest_agentic_evals.execution.rundirs import RunDir, prune, remove_if_fini
 from pytest_agentic_evals.jsonio import output_path_problem
 from pytest_agentic_evals.pytest_plugin.controller import Controller, XdistHooks
 from pytest_agentic_evals.pytest_plugin.kinds import BUILTIN_KINDS_PLUGIN, BuiltinKinds
+from pytest_agentic_evals.pytest_plugin.probe import PLUGIN_NAME as PROBE_PLUGIN
+from pytest_agentic_evals.pytest_plugin.probe import Probing
 from pytest_agentic_evals.pytest_plugin.regressions import (
     PLUGIN_NAME,
     RESULTS_PLUGIN_NAME,
@@ -50,7 +52,10 @@ def register_roles(config: pytest.Config, settings: Settings) -> None:
     if not hasattr(config, "workerinput"):
         check_output_paths(settings)
     config.pluginmanager.register(BuiltinKinds(), BUILTIN_KINDS_PLUGIN)
-    if hasattr(config, "workerinput"):
+    if settings.probe:
+        # Probe items instead of trials: no trial runs, so no readiness is judged.
+        config.pluginmanager.register(Probing(config, settings), PROBE_PLUGIN)
+    elif hasattr(config, "workerinput"):
         _register_worker(config, settings)
     elif config.pluginmanager.has_plugin("dsession"):
         _register_controller(config, settings)

@@ -152,6 +152,9 @@ OPTIONS = (
            flag="--agentic-evals-durations", run_flag="--durations",
            ini="agentic_evals_durations", ini_help="report whose durations order the trials "
                                                    "(or 'last')", metavar="REPORT"),
+    Option("probe", "instead of trials, run each case against stand-ins of a broken skill "
+                    "(vacuity probe); a required case whose oracle survives noop or crash fails",
+           flag="--agentic-evals-probe", action="store_true", default=False),
     Option("hide", "files of agentic-evals run that no trial may see",
            flag="--agentic-evals-hide", action="append", metavar="PATH", default=(),
            hidden=True),
@@ -176,6 +179,7 @@ class Settings:
     sandbox: str
     stop_on_fail: bool
     durations: str | None  # a report's path, or "last" (pytest's cache); None: collection order
+    probe: bool
     hide: tuple[str, ...]  # beyond report and markdown, which no trial may see either
     sources: Mapping[str, str]
 
