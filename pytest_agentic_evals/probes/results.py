@@ -174,15 +174,16 @@ def terminal_lines(document: Mapping[str, Any]) -> list[str]:
         out.append(f"{fixture['fixture']}: {fixture['verdict']}, mutation score "
                    f"{_percent(fixture['mutation_score'])} ({fixture['killed']}/"
                    f"{fixture['applicable']} stand-ins killed)")
-        out.append(f"  {'CASE':<32} {legend}  (k killed, S survived, - not applicable, "
+        width = max([len("CASE"), *(len(c["name"]) for c in fixture["cases"])])
+        out.append(f"  {'CASE':<{width}} {legend}  (k killed, S survived, - not applicable, "
                    "? inconclusive)")
         for case in fixture["cases"]:
             if case["unprobed"]:
-                out.append(f"  {case['name']:<32} unprobed: {case['unprobed']}")
+                out.append(f"  {case['name']:<{width}} unprobed: {case['unprobed']}")
                 continue
-            marks = "  ".join(_MARK[m["status"]].center(len(m["mutant"]))
-                              for m in case["mutants"])
-            out.append(f"  {case['name']:<32} {marks}  {_percent(case['mutation_score'])}")
+            marks = " ".join(_MARK[m["status"]].center(len(m["mutant"]))
+                             for m in case["mutants"])
+            out.append(f"  {case['name']:<{width}} {marks}  {_percent(case['mutation_score'])}")
         for case in fixture["cases"]:
             for mutant in case["mutants"]:
                 if mutant["status"] == SURVIVED and not any(

@@ -1,0 +1,320 @@
+"""Vacuity probes: real skills, real stand-ins, the real command line.
+
+Each oracle shape the probe must see through is a case of one small skill (a doubler and a
+redactor written in bash); the whole fixture is probed once, and each test reads its part of
+the report. Coverage and claims then use the stored results without running anything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from pytest_agentic_evals.evidence.claims import capability_readiness
+from pytest_agentic_evals.loading import load_fixture
+from pytest_agentic_evals.model import PASS
+from pytest_agentic_evals.probes import store
+from pytest_agentic_evals.probes.runner import judge
+from pytest_agentic_evals.probes.targets import GATING, MUTANTS, locate
+from pytest_agentic_evals.schemas import schema_text
+
+DOUBLER = """#!/usr/bin/env bash
+# Doubles the number in the file $1 into the file $2.
+echo "Doubler v1 ready"
+if [ ! -r "${1:-}" ]; then echo "error: unreadable input" >&2; exit 1; fi
+n=$(cat "$1")
+echo "result: $((n * 2))"
+echo "$((n * 2))" > "$2"
+"""
+REDACTOR = """#!/usr/bin/env bash
+# Copies $1 to $2 with every digit masked.
+sed 's/[0-9]/X/g' "$1" > "$2"
+"""
+IN = [{"path": "in.txt", "content": "21\n"}]
+PHONE = [{"path": "card.txt", "content": "call 555-0100\n"}]
+MARKER = "bash run.sh in.txt out.txt && test -s out.txt && grep -q 42 out.txt && echo GATE_OK"
+
+
+def case(name: str, kind: str, command: list[str], expected: dict[str, Any],
+         **extra: Any) -> dict[str, Any]:
+    return {"name": name, "type": kind, "command": command, "expected": expected, **extra}
+
+
+def doubler_fixture() -> dict[str, Any]:
+    return {
+        "version": 2, "skill": "doubler", "trials": 2,
+        "seams": [{"seam_id": "doubling", "seam_type": "transform", "criticality": "critical"},
+                  {"seam_id": "refusal", "seam_type": "validation", "criticality": "critical"}],
+        "cases": [
+            case("exit-only", "positive", ["bash", "run.sh", "in.txt", "out.txt"],
+                 {"exit_code": 0}, artifacts=IN),
+            case("value", "positive", ["bash", "run.sh", "in.txt", "out.txt"],
+                 {"exit_code": 0, "stdout_contains": ["result: 42"],
+                  "artifacts": [{"path": "out.txt", "equals": "42\n"}]},
+                 artifacts=IN, real_world=True),
+            case("refuses-nonzero", "negative", ["bash", "run.sh", "missing.txt", "out.txt"],
+                 {"exit_code": 1}, seams=["refusal"]),
+            case("redacts-exists", "adversarial", ["bash", "redact.sh", "card.txt", "red.txt"],
+                 {"exit_code": 0, "artifacts": [{"path": "red.txt", "exists": True}]},
+                 artifacts=PHONE),
+            case("redacts-value", "adversarial", ["bash", "redact.sh", "card.txt", "red.txt"],
+                 {"exit_code": 0, "artifacts": [{"path": "red.txt", "excludes": ["555-0100"],
+                                                 "lines_contain": ["call"]}]},
+                 artifacts=PHONE),
+            case("banner", "positive", ["bash", "run.sh", "in.txt", "o2.txt"],
+                 {"exit_code": 0, "stdout_contains": ["Doubler v1"]}, artifacts=IN),
+            case("gate-marker", "positive", ["bash", "-c", MARKER],
+                 {"exit_code": 0, "stdout_contains": ["GATE_OK"]}, artifacts=IN,
+                 seams=["doubling"]),
+        ],
+    }
+
+
+def make_skill(root: Path, data: dict[str, Any]) -> Path:
+    root.mkdir(parents=True)
+    for name, text in (("run.sh", DOUBLER), ("redact.sh", REDACTOR)):
+        (root / name).write_text(text)
+        (root / name).chmod(0o755)
+    (root / "SKILL.md").write_text("---\nname: doubler\ndescription: doubles\n---\n")
+    path = root / "agentic_eval.json"
+    path.write_text(json.dumps(data, indent=2))
+    return path
+
+
+def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    executable = Path(sys.executable).parent / "agentic-evals"
+    base = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    return subprocess.run([str(executable), *args], capture_output=True, text=True,
+                          timeout=300, stdin=subprocess.DEVNULL, env={**base, **(env or {})})
+
+
+@pytest.fixture(scope="module")
+def probed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any], str, int]:
+    root = tmp_path_factory.mktemp("probe") / "doubler"
+    fixture = make_skill(root, doubler_fixture())
+    before = hashlib.sha256((root / "run.sh").read_bytes()).hexdigest()
+    out = root.parent / "probe.json"
+    result = cli("probe", str(fixture), "--output", str(out))
+    assert "Traceback" not in result.stderr, result.stderr
+    # The real skill directory is never touched: stand-ins live in private copies only.
+    assert hashlib.sha256((root / "run.sh").read_bytes()).hexdigest() == before
+    return fixture, json.loads(out.read_text()), result.stdout, result.returncode
+
+
+def statuses(report: dict[str, Any], name: str) -> dict[str, str]:
+    [fixture] = report["fixtures"]
+    entry = next(c for c in fixture["cases"] if c["name"] == name)
+    return {m["mutant"]: m["status"] for m in entry["mutants"]}
+
+
+def test_the_report_follows_its_schema_and_the_gate_says_no(probed: Any) -> None:
+    _, report, stdout, status = probed
+    jsonschema.validate(report, json.loads(schema_text("probe")))
+    assert status == 1
+    assert report["verdict"] == "FAILED"
+    assert "case exit-only: oracle survived `noop`: its only checks are exit_code 0" in stdout
+    [fixture] = report["fixtures"]
+    assert 0 < fixture["mutation_score"] < 1
+    assert any("refuses-nonzero" in f and "`crash`" in f for f in fixture["gate_failures"])
+
+
+def test_an_exit_code_only_case_kills_nothing(probed: Any) -> None:
+    found = statuses(probed[1], "exit-only")
+    assert found["noop"] == "survived"
+    assert "killed" not in {found[m] for m in MUTANTS if m != "crash"}
+
+
+def test_a_case_checking_what_its_input_determines_kills_every_applicable_stand_in(
+        probed: Any) -> None:
+    found = statuses(probed[1], "value")
+    assert set(found.values()) == {"killed"}, found
+    [fixture] = probed[1]["fixtures"]
+    entry = next(c for c in fixture["cases"] if c["name"] == "value")
+    assert entry["mutation_score"] == 1
+    noop = next(m for m in entry["mutants"] if m["mutant"] == "noop")
+    assert any("result: 42" in reason for reason in noop["killed_by"])
+
+
+def test_a_refusal_checking_only_a_non_zero_exit_survives_crash(probed: Any) -> None:
+    assert statuses(probed[1], "refuses-nonzero")["crash"] == "survived"
+
+
+def test_a_redactor_checking_only_that_its_output_exists_survives_passthrough(
+        probed: Any) -> None:
+    assert statuses(probed[1], "redacts-exists")["passthrough"] == "survived"
+    assert statuses(probed[1], "redacts-value")["passthrough"] == "killed"
+
+
+def test_an_oracle_matching_a_constant_banner_survives_replay(probed: Any) -> None:
+    found = statuses(probed[1], "banner")
+    assert found["replay"] == "survived"
+    assert found["noop"] == found["crash"] == "killed"
+
+
+def test_a_marker_printed_after_test_checks_is_killed_by_noop(probed: Any) -> None:
+    found = statuses(probed[1], "gate-marker")
+    assert found["noop"] == found["crash"] == "killed"
+
+
+def test_results_are_stored_beside_the_fixture_by_identity(probed: Any) -> None:
+    fixture_path = probed[0]
+    data = json.loads((fixture_path.parent / store.FILENAME).read_text())
+    record = data["fixtures"]["agentic_eval.json"]["cases"]["gate-marker"]
+    fixture = load_fixture(fixture_path)
+    gate = next(c for c in fixture.cases if c.name == "gate-marker")
+    target, _ = locate(gate)
+    assert target is not None and record["entrypoint_sha256"] == target.sha256
+    assert store.load(fixture)["gate-marker"].state == store.FRESH
+
+
+def coverage_seams(skill_dir: Path) -> dict[str, dict[str, Any]]:
+    result = cli("coverage", "show", str(skill_dir), "--json")
+    [skill] = json.loads(result.stdout)["skills"]
+    [fixture] = skill["fixtures"]
+    return {seam["seam_id"]: seam for seam in fixture["seams"]}
+
+
+def test_coverage_uses_a_fresh_probe_both_ways_and_shows_a_stale_one(tmp_path: Path) -> None:
+    data = doubler_fixture()
+    data["cases"] = [c for c in data["cases"]
+                     if c["name"] in ("value", "refuses-nonzero", "gate-marker")]
+    fixture = make_skill(tmp_path / "doubler", data)
+    before = coverage_seams(fixture.parent)
+    # Statically, the marker is in the command's own argv: weak; a non-zero exit: capable.
+    assert before["doubling"]["status"] == "weak_only"
+    assert before["refusal"]["status"] == "covered"
+    assert before["doubling"]["cases"][0]["oracle_source"] == "static"
+
+    assert cli("probe", str(fixture)).returncode == 1  # refuses-nonzero survives crash
+    after = coverage_seams(fixture.parent)
+    assert after["doubling"]["status"] == "covered"
+    assert after["doubling"]["cases"][0]["oracle_source"] == "probe"
+    assert after["refusal"]["status"] == "weak_only"
+    assert any("survived `crash`" in reason
+               for reason in after["refusal"]["cases"][0]["weak_reasons"])
+    table = cli("coverage", "show", str(fixture.parent)).stdout
+    assert "oracle judged by a fresh probe" in table
+
+    (fixture.parent / "run.sh").write_text(DOUBLER.replace("v1", "v2"))
+    stale = coverage_seams(fixture.parent)
+    assert stale["doubling"]["status"] == "weak_only"  # the static judgement is back
+    guard = stale["doubling"]["cases"][0]
+    assert guard["oracle_source"] == "static"
+    assert guard["probe"]["state"] == "stale"
+    assert guard["probe"]["stale_because"] == ["the skill's entrypoint changed"]
+    table = cli("coverage", "show", str(fixture.parent)).stdout
+    assert "stale probe result for gate-marker" in table
+
+
+def test_claims_take_a_fresh_probe_over_the_static_guess(tmp_path: Path) -> None:
+    data = doubler_fixture()
+    data["capability_claims"] = [{
+        "id": "no-phone", "description": "no phone number reaches the output",
+        "criticality": "critical", "evidence_required": {"deterministic": True},
+        "claim_semantics": "value_bearing", "representations": ["string"]}]
+    data["seams"].append({"seam_id": "value-representation", "seam_type": "transform",
+                          "criticality": "critical"})
+    for entry in data["cases"]:
+        if entry["name"].startswith("redacts"):
+            entry.update(supports_claims=["no-phone"], representation="string",
+                         seams=["value-representation"])
+    data["cases"] = [c for c in data["cases"] if c["name"] != "redacts-value"]
+    path = make_skill(tmp_path / "doubler", data)
+    fixture = load_fixture(path)
+    outcomes = {c.name: PASS for c in fixture.cases}
+    today = __import__("datetime").date(2026, 12, 4)
+    static, _, _ = capability_readiness(fixture, outcomes, today)
+    [row] = static["no-phone"]["representations"]["string"]
+    assert row == {"case": "redacts-exists", "outcome": PASS, "can_fail": True,
+                   "can_fail_source": "static"}
+    assert cli("probe", str(path), "--case", "redacts-exists").returncode == 0
+    probed, _, _ = capability_readiness(load_fixture(path), outcomes, today)
+    [row] = probed["no-phone"]["representations"]["string"]
+    assert row["can_fail"] is False and row["can_fail_source"] == "probe"
+    assert probed["no-phone"]["verdict"] != "PROVEN"
+
+
+def test_a_declared_program_is_shadowed_on_path_and_a_python_script_replaced(
+        tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    tool = bin_dir / "triple-it"
+    tool.write_text("#!/bin/sh\necho $(( $1 * 3 ))\n")
+    tool.chmod(0o755)
+    data = {
+        "version": 2, "skill": "tripler", "trials": 2, "entrypoints": ["triple-it"],
+        "cases": [
+            case("triples", "positive", ["triple-it", "7"],
+                 {"exit_code": 0, "stdout_matches": ["^21$"]}, real_world=True),
+            case("python-tool", "positive", ["python3", "tool.py", "2"],
+                 {"exit_code": 0, "stdout_contains": ["4"]}),
+            case("no-args", "negative", ["python3", "tool.py"],
+                 {"exit_code": 2, "stderr_contains": ["usage: tool.py N"]}),
+        ],
+    }
+    root = tmp_path / "tripler"
+    path = make_skill(root, data)
+    (root / "tool.py").write_text(
+        "import sys\nif len(sys.argv) < 2:\n    sys.exit('usage: tool.py N') if False else "
+        "(sys.stderr.write('usage: tool.py N\\n'), sys.exit(2))\nprint(int(sys.argv[1]) * 2)\n")
+    env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    result = cli("probe", str(path), "--json", env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = json.loads(result.stdout)
+    for name in ("triples", "python-tool", "no-args"):
+        found = statuses(report, name)
+        assert all(found[m] == "killed" for m in GATING), (name, found)
+    [fixture] = report["fixtures"]
+    vias = {c["name"]: c["entrypoint"]["via"] for c in fixture["cases"]}
+    assert vias == {"triples": "path", "python-tool": "python", "no-args": "python"}
+    assert tool.read_text().startswith("#!/bin/sh\necho")  # the real program is untouched
+
+
+def test_bad_input_exits_2_with_one_line_and_no_traceback(tmp_path: Path) -> None:
+    path = make_skill(tmp_path / "doubler", doubler_fixture())
+    broken = tmp_path / "broken.json"
+    broken.write_text("{")
+    for args in ((str(broken),), (str(path), "--case", "nope"),
+                 (str(path), "--output", str(tmp_path / "no" / "such" / "dir.json"))):
+        result = cli("probe", *args)
+        assert result.returncode == 2, result.stderr
+        assert "Traceback" not in result.stderr and result.stderr.strip()
+    assert not (path.parent / store.FILENAME).exists()  # nothing ran
+
+
+def test_a_stand_in_that_does_not_apply_is_never_counted_killed() -> None:
+    failed = {"outcome": "FAIL", "problems": ["exit_code: expected 0, got 1"], "exit_code": 1}
+    passed = {"outcome": "PASS", "problems": [], "exit_code": 0}
+    assert judge("passthrough", failed, {"ran": True, "applicable": False}).status == \
+        "not_applicable"
+    # A command that passes without ever starting the stand-in does not depend on the skill.
+    assert judge("noop", passed, {}).status == "survived"
+    assert judge("noop", failed, {}).status == "inconclusive"
+    assert judge("noop", {**failed, "infrastructure": True}, {"ran": True}).status == \
+        "inconclusive"
+    assert judge("crash", failed, {"ran": True}).status == "killed"
+
+
+def test_the_pytest_option_runs_the_probe_as_items(pytester: pytest.Pytester) -> None:
+    data = doubler_fixture()
+    data["cases"] = [c for c in data["cases"]
+                     if c["name"] in ("exit-only", "value", "refuses-nonzero")]
+    fixture = make_skill(pytester.path / "doubler", data)
+    report = pytester.path / "probe.json"
+    result = pytester.runpytest_subprocess("--agentic-evals", "--agentic-evals-probe",
+                                           "--agentic-evals-report", str(report), str(fixture))
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines(["*case exit-only: oracle survived `noop`*"])
+    assert json.loads(report.read_text())["schema"] == "agentic_evals.probe.v1"
+    assert (fixture.parent / store.FILENAME).exists()
+    refused = pytester.runpytest_subprocess("--agentic-evals", "--agentic-evals-probe",
+                                            "-n", "2", str(fixture))
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
