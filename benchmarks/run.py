@@ -599,12 +599,51 @@ def bench_plan_journeys(work: Path, quick: bool) -> list[tuple[str, str, str, st
     return rows
 
 
+PROBE_SKILL = """#!/bin/sh
+# Doubles the number in the file $1 into the file $2.
+[ -r "$1" ] || { echo "error: unreadable input" >&2; exit 1; }
+echo $(( $(cat "$1") * 2 )) > "$2"
+"""
+
+
+def bench_probe(work: Path, quick: bool) -> list[tuple[str, str, str, str]]:
+    """Probing a 50-case fixture (five stand-ins per case, one real run per replayed case)
+    next to one plain `agentic-evals run` of it (two trials per case), both sandboxed as by
+    default, interleaved so that the machine's load weighs on both alike."""
+    root = work / "probe"
+    root.mkdir(parents=True)
+    (root / "run.sh").write_text(PROBE_SKILL)
+    (root / "run.sh").chmod(0o755)
+    count = 10 if quick else 50
+    cases = [{"name": f"doubles-{i}", "type": "positive", "real_world": i == 0,
+              "command": ["sh", "run.sh", "in.txt", "out.txt"],
+              "artifacts": [{"path": "in.txt", "content": f"{i}\n"}],
+              "expected": {"exit_code": 0,
+                           "artifacts": [{"path": "out.txt", "equals": f"{2 * i}\n"}]}}
+             for i in range(count - 1)]
+    cases.append({"name": "refuses-missing-input", "type": "negative",
+                  "command": ["sh", "run.sh", "missing.txt", "out.txt"],
+                  "expected": {"exit_code": 1, "stderr_contains": ["unreadable input"]}})
+    fixture = root / "agentic_eval.json"
+    fixture.write_text(json.dumps({"version": 2, "skill": "doubler", "trials": 2,
+                                   "cases": cases}))
+    cli = str(Path(sys.executable).parent / "agentic-evals")
+    timings: dict[str, list[float]] = {"probe": [], "run": []}
+    for _ in range(1 if quick else 3):
+        timings["probe"].append(timed([cli, "probe", str(fixture), "--no-store"], root))
+        timings["run"].append(timed([cli, "run", str(fixture)], root))
+    probe, run = (statistics.median(timings[k]) for k in ("probe", "run"))
+    return [(f"probe of a {count}-case fixture (5 stand-ins per case) vs one plain run "
+             "(2 trials per case)", f"{probe:.1f} s", f"{run:.1f} s", f"{probe / run:.2f}x")]
+
+
 BENCHMARKS = {"overhead": bench_overhead, "parallel": bench_parallel, "memory": bench_memory,
               "collection": bench_collection, "report": bench_report, "skills": bench_audit_skills,
               "coverage": bench_coverage_audit, "workspace": bench_workspace,
               "sandbox": bench_sandbox, "journeys": bench_plan_journeys,
               "ordering": bench_ordering, "stop": bench_stop,
-              "trialmemory": bench_trial_memory, "isolation": bench_isolation_size}
+              "trialmemory": bench_trial_memory, "isolation": bench_isolation_size,
+              "probe": bench_probe}
 
 
 def main() -> int:

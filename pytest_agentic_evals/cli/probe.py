@@ -26,7 +26,7 @@ from pytest_agentic_evals.cli.common import (
 )
 from pytest_agentic_evals.cli.plugins import load_fixtures, plugin_kinds
 from pytest_agentic_evals.execution.environment import DEFAULT_TIMEOUT_SECONDS, RunSettings
-from pytest_agentic_evals.execution.rundirs import new_run_dir
+from pytest_agentic_evals.execution.rundirs import RunDir
 from pytest_agentic_evals.execution.sandbox import SandboxSettings
 from pytest_agentic_evals.jsonio import display_path, json_text
 from pytest_agentic_evals.model import SANDBOX_MODES
@@ -86,7 +86,8 @@ def probe(args: argparse.Namespace) -> int:
     kinds = plugin_kinds()
     run_id = uuid.uuid4().hex[:12]
     now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
-    run_dir, in_use = new_run_dir(run_id)
+    run = RunDir(run_id)
+    run_dir = run.open()
     entries = []
     try:
         settings = RunSettings(run_id=run_id, run_dir=run_dir,
@@ -103,7 +104,7 @@ def probe(args: argparse.Namespace) -> int:
                 stored_at = display_path(store.record(fixture, results.store_records(probes), now))
             entries.append(results.fixture_entry(fixture, probes, stored_at))
     finally:
-        in_use.close()
+        run.close()
     document = results.report(entries, run_id, now, args.sandbox)
     if args.format == "json":
         print(json_text(document), end="")

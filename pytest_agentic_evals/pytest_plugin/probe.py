@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from pytest_agentic_evals.execution.environment import DEFAULT_TIMEOUT_SECONDS, RunSettings
-from pytest_agentic_evals.execution.rundirs import new_run_dir
+from pytest_agentic_evals.execution.rundirs import RunDir
 from pytest_agentic_evals.expectations.builtin import ExpectationKind, extra_schemas
 from pytest_agentic_evals.jsonio import write_json_atomically, write_text_atomically
 from pytest_agentic_evals.loading import load_fixture
@@ -50,8 +50,9 @@ class Probing:
         self.config = config
         self.settings = settings
         run_id = uuid.uuid4().hex[:12]
-        run_dir, in_use = new_run_dir(run_id)
-        config.add_cleanup(in_use.close)
+        run = RunDir(run_id)
+        run_dir = run.open()
+        config.add_cleanup(run.close)
         self.run_id = run_id
         self.run_settings = RunSettings(
             run_id=run_id, run_dir=run_dir, sandbox=sandbox_settings(settings),
