@@ -30,6 +30,7 @@ SET = {
     "keep_workspaces": (None, True),
     "files": ("evals-*.json my-*.json", ("evals-*.json", "my-*.json")),
     "sandbox": ("required", "required"),
+    "probe": (None, True),
     "hide": ("out/report.json", ("out/report.json",)),
     "stop_on_fail": (None, True),
     "durations": ("last", "last"),
@@ -39,6 +40,7 @@ DEFAULTS = {
     "report_unannounced": False, "report_only": False, "trials": None, "timeout": None,
     "markdown": None, "cases": (), "keep_workspaces": False, "sandbox": "auto", "hide": (),
     "stop_on_fail": False, "durations": None,
+    "probe": False,
 }
 ON_COMMAND_LINE = [option for option in OPTIONS if option.flag]
 IN_INI = [option for option in OPTIONS if option.ini]
