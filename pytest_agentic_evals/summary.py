@@ -7,11 +7,13 @@ is not installed, a crashed worker, an unmet precondition): they call for differ
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from pytest_agentic_evals.model import BLOCKED, FAIL, NOT_TESTED, PASS, READY
+from pytest_agentic_evals.redaction import escape_controls
 from pytest_agentic_evals.usage import FIGURE_TITLES, usage_cell
 
 
@@ -139,31 +141,42 @@ def terminal_lines(report: dict[str, Any]) -> list[Line]:
     return lines
 
 
+# What Markdown would read as markup inside a table cell: the cell's end, code spans,
+# emphasis, and the backslash that escapes them.
+_MARKUP = re.compile(r"([\\|`*])")
+
+
 def _cell(value: object) -> str:
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    """A value as the text of a Markdown table cell: markup characters escaped, one line."""
+    text = escape_controls(str(value).replace("\r", " ").replace("\n", " "))
+    return _MARKUP.sub(r"\\\1", text)
+
+
+def _bold(value: object) -> str:
+    return f"**{_cell(value)}**"
 
 
 def markdown(report: dict[str, Any]) -> str:
     """A Markdown summary: fixtures, then each fixture's cases and claims."""
     fixtures = fixture_reports(report)
     overall = readiness_label(report) if "fixtures" not in report else report["readiness"]
-    out = [f"## agentic-evals: {overall}", "",
+    out = [f"## agentic-evals: {_cell(overall)}", "",
            "| readiness | fixture | skill | passed | failed | blocked | flaky | claims PROVEN |",
            "|---|---|---|---|---|---|---|---|"]
     for fixture in fixtures:
         summary = fixture["summary"]
         proven, claims = claims_tally(fixture)
-        out.append("| " + " | ".join(_cell(v) for v in (
-            f"**{readiness_label(fixture)}**", fixture["fixture"], fixture["skill"],
+        out.append("| " + " | ".join([_bold(readiness_label(fixture)), *(_cell(v) for v in (
+            fixture["fixture"], fixture["skill"],
             f"{summary['passed']}/{summary['total']}", summary["failed"],
             _blocked_cell(summary),
             summary.get("flaky", 0), f"{proven}/{claims}" if claims else "-",
-        )) + " |")
+        ))]) + " |")
     notes = unsandboxed(report)
     if notes:
         out += ["", *(_cell(note).capitalize() + "  " for note in notes)]
     for fixture in fixtures:
-        out += ["", f"### {_cell(fixture['fixture'])}: {readiness_label(fixture)}", ""]
+        out += ["", f"### {_cell(fixture['fixture'])}: {_cell(readiness_label(fixture))}", ""]
         notes = [note for note in fixture.get("readiness_notes", ()) if note.startswith(
             ("partial run", "the run was interrupted"))]
         if notes:

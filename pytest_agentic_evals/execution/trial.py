@@ -30,9 +30,10 @@ from pytest_agentic_evals.expectations.builtin import (
 )
 from pytest_agentic_evals.expectations.domains import FAILURE_PREFIXES
 from pytest_agentic_evals.expectations.observation import ArtifactError, Observation
-from pytest_agentic_evals.expectations.output import excerpt, secret_values
+from pytest_agentic_evals.expectations.output import excerpt
 from pytest_agentic_evals.expectations.trajectory import trial_usage
 from pytest_agentic_evals.model import BLOCKED, FAIL, INFRA_BLOCKED, PASS, Case, Fixture
+from pytest_agentic_evals.redaction import Redactor
 
 TrialResult = dict[str, Any]
 
@@ -180,7 +181,7 @@ def _run_in(workspace: ws.Workspace, lease: Lease | None, context: _Context) -> 
     outcome, problems, markers = _judge(case, process, observation, context.kinds, timeout)
     if context.substitute is not None:
         context.substitute.observe(observation)
-    hidden = secret_values(env)
+    hidden = Redactor.of_environment(env)
     result: TrialResult = {
         "trial": trial,
         "outcome": outcome,
@@ -214,7 +215,8 @@ def _run_in(workspace: ws.Workspace, lease: Lease | None, context: _Context) -> 
         # Repaired and reused when that is provably safe, else removed in the background.
         context.dirs.release(trial_dir, lease)
         result["output_dir"] = None
-    return result
+    # Failure values, left-behind command lines, argv: nothing of the trial's leaves unredacted.
+    return hidden.document(result)
 
 
 def _prepare_files(workspace: ws.Workspace, case: Case) -> list[str]:

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import codecs
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
+
+from pytest_agentic_evals.redaction import Redactor, head, tail
 
 CHUNK_BYTES = 4 * 1024 * 1024
 # Regular expressions see the whole stream at once up to this size. Past it they are searched
@@ -18,21 +20,13 @@ CHUNK_BYTES = 4 * 1024 * 1024
 WHOLE_STREAM_REGEX_BYTES = 16 * 1024 * 1024
 REGEX_OVERLAP_CHARS = 1024 * 1024
 EXCERPT_BYTES = 2048
-REDACTED = "[REDACTED]"
-
-SECRET_NAME = re.compile(r"TOKEN|SECRET|KEY|PASSW|AUTH|CREDENTIAL|PRIVATE|COOKIE|SESSION", re.I)
-SECRET_SHAPES = (
-    re.compile(r"(?i)(\bauthorization\s*[:=]\s*(?:bearer|basic|token)?\s*)[^\s\"',;]+"),
-    re.compile(r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{8,}"),
-    re.compile(
-        r"(?i)(\b(?:access_token|refresh_token|token|api[_-]?key|secret|password|passwd)"
-        r"\s*=\s*)[^\s&\"',;]+"
-    ),
-    re.compile(
-        r"(?i)(\"(?:[a-z_]*token|[a-z_]*secret|password|passwd|api[_-]?key|authorization)\""
-        r"\s*:\s*\")[^\"]*"
-    ),
-)
+# Each end of a long stream is redacted before it is cut, over a window this much longer than
+# its excerpt, so that a secret across the cut is replaced whole, never kept as two halves. The
+# window grows until, redacted, it still reaches LONGEST_SECRET_CHARS past the cut: a secret
+# shorter than that is whole in it however much the redaction before the cut shrank the text.
+REDACTION_MARGIN_BYTES = 8192
+LONGEST_SECRET_CHARS = 4096
+REDACTION_WINDOW_LIMIT = 1024 * 1024  # memory stays bounded, whatever the stream holds
 
 
 def decoded_chunks(path: Path) -> Iterator[str]:
@@ -74,38 +68,32 @@ def search_stream(
     return found, matched
 
 
-def excerpt(path: Path, secrets: Iterable[str] = ()) -> dict[str, Any]:
-    """Head and tail of a captured stream, decoded and redacted, with its full size."""
+def excerpt(path: Path, redactor: Redactor | None = None) -> dict[str, Any]:
+    """Head and tail of a captured stream, redacted before they are cut, with its full size."""
+    redactor = redactor or Redactor()
     try:
         size = path.stat().st_size
         with path.open("rb") as stream:
-            head = stream.read(EXCERPT_BYTES)
-            tail = b""
-            if size > 2 * EXCERPT_BYTES:
-                stream.seek(size - EXCERPT_BYTES)
-                tail = stream.read(EXCERPT_BYTES)
-            elif size > EXCERPT_BYTES:
-                tail = stream.read()
+            if size <= 2 * EXCERPT_BYTES:
+                whole = redactor.text(stream.read().decode("utf-8", errors="replace"))
+                first = head(whole, EXCERPT_BYTES)
+                return {"bytes": size, "head": first, "tail": whole[len(first):],
+                        "truncated": False}
+            start = _redacted_window(stream, size, redactor, at_start=True)
+            end = _redacted_window(stream, size, redactor, at_start=False)
     except OSError:
         return {"bytes": 0, "head": "", "tail": "", "truncated": False}
-    values = tuple(secrets)
-    return {
-        "bytes": size,
-        "head": redact(head.decode("utf-8", errors="replace"), values),
-        "tail": redact(tail.decode("utf-8", errors="replace"), values),
-        "truncated": size > 2 * EXCERPT_BYTES,
-    }
+    return {"bytes": size, "head": head(start, EXCERPT_BYTES), "tail": tail(end, EXCERPT_BYTES),
+            "truncated": True}
 
 
-def secret_values(env: Mapping[str, str]) -> list[str]:
-    """Values of environment variables whose names look secret, longest first."""
-    values = {value for name, value in env.items() if SECRET_NAME.search(name) and len(value) >= 6}
-    return sorted(values, key=len, reverse=True)
-
-
-def redact(text: str, secrets: Iterable[str] = ()) -> str:
-    for value in secrets:
-        text = text.replace(value, REDACTED)
-    for shape in SECRET_SHAPES:
-        text = shape.sub(lambda match: match.group(1) + REDACTED, text)
-    return text
+def _redacted_window(stream: BinaryIO, size: int, redactor: Redactor, at_start: bool) -> str:
+    """One end of the stream, redacted, long enough to cut its excerpt from."""
+    window = EXCERPT_BYTES + REDACTION_MARGIN_BYTES
+    while True:
+        stream.seek(0 if at_start else max(0, size - window))
+        text = redactor.text(stream.read(window).decode("utf-8", errors="replace"))
+        enough = len(text) >= EXCERPT_BYTES + LONGEST_SECRET_CHARS
+        if enough or window >= min(size, REDACTION_WINDOW_LIMIT):
+            return text
+        window *= 2

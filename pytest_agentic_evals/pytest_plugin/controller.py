@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from pytest_agentic_evals.durations import cached_rows, report_durations
+from pytest_agentic_evals.execution.environment import runner_environment
 from pytest_agentic_evals.execution.trial import (
     TrialResult,
     infrastructure_failure,
@@ -38,6 +39,7 @@ from pytest_agentic_evals.pytest_plugin.worker import (
     RESULT_ATTRIBUTE,
     RUN_ID_KEY,
 )
+from pytest_agentic_evals.redaction import Redactor, escape_controls
 from pytest_agentic_evals.report import build_fixture_report, session_report
 from pytest_agentic_evals.summary import fixture_reports, markdown, terminal_lines
 from pytest_agentic_evals.verdicts import excused_failure, fixture_gate
@@ -235,11 +237,16 @@ class Controller:
         )
 
     def publish(self, regressions: list[dict[str, Any]]) -> dict[str, Any]:
-        """The session's report, after the plugins' hook: written, summarised, returned."""
+        """The session's report, after the plugins' hook: redacted, written, summarised,
+        returned. Each trial redacted its own result; this pass also covers what no trial
+        wrote (a crashed trial's message, the fixture's own argv) and what a hook added."""
+        redactor = self.redactor()
         report = session_report(self.reports)
         if regressions:
             report["regressions"] = regressions
+        report = redactor.document(report)
         self.config.hook.pytest_agentic_evals_modify_report(report=report, config=self.config)
+        report = redactor.document(report)
         if self.settings.report:
             write_json_atomically(self.settings.report, report)
         text = markdown(report)
@@ -251,6 +258,11 @@ class Controller:
                 stream.write(text)
         self._record_junit_properties(report)
         return report
+
+    def redactor(self) -> Redactor:
+        """The secrets of the runner's environment and of the cases' own ``env``."""
+        envs = [case.env for fixture in self.fixtures.values() for case in fixture.cases]
+        return Redactor.of_environment(runner_environment(), *envs)
 
     def _record_junit_properties(self, report: dict[str, Any]) -> None:
         junit = _junit_xml(self.config)
@@ -287,7 +299,7 @@ class Controller:
         terminalreporter.section("agentic-evals")
         if self.session_report:
             for line in terminal_lines(self.session_report):
-                write(line.text, **({line.colour: True} if line.colour else {}))
+                write(escape_controls(line.text), **({line.colour: True} if line.colour else {}))
         for note in self.notes:
             write(f"agentic-evals: {note}", yellow=True)
         if self.settings.report and not self.settings.report_unannounced:

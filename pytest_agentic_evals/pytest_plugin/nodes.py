@@ -2,17 +2,32 @@
 
 A failed trial raises ``TrialFailed``, which carries the parts of the failure (the case, the
 trial, the command, the problems, excerpts of the output); ``TrialItem.repr_failure`` renders
-them for a person, as pytest's doctest items render their failures.
+them for a person, as pytest's doctest items render their failures. The rendering is one of
+pytest's own exception representations, so that its crash line (the short summary, JUnit's
+``message``, ``--tb=line``) is the trial's first problem, also when it crosses from an xdist
+worker. Anything else that interrupts a trial (pytest-timeout, an expectation kind that raised)
+is shown from the trial's own frames, without pytest's and pluggy's.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 import pytest
+from _pytest._code.code import (
+    ReprEntryNative,
+    ReprExceptionInfo,
+    ReprFileLocation,
+    ReprTraceback,
+    Traceback,
+    TracebackEntry,
+    filter_traceback,
+)
 
 from pytest_agentic_evals.evidence.qualification import qualify
 from pytest_agentic_evals.execution.environment import RunSettings
@@ -22,6 +37,7 @@ from pytest_agentic_evals.expectations.builtin import ExpectationKind, extra_sch
 from pytest_agentic_evals.loading import load_fixture
 from pytest_agentic_evals.loading.fixture import FixtureError
 from pytest_agentic_evals.model import BLOCKED, FAIL, INFRA_BLOCKED, Case, Fixture
+from pytest_agentic_evals.redaction import escape_controls
 
 EXCERPT_LINES = 20  # of each stream, in a failure's text
 
@@ -39,6 +55,10 @@ def parse_trial_nodeid(nodeid: str) -> tuple[str, str, int] | None:
     if not sep or not trial.isdigit():
         return None
     return path, case, int(trial)
+
+
+def _worth_showing(entry: TracebackEntry) -> bool:
+    return filter_traceback(entry) and Path(str(entry.path)).name != "pytest_timeout.py"
 
 
 class Collecting(Protocol):
@@ -154,19 +174,27 @@ class TrialFailure:
             excerpts=tuple(excerpts), output_dir=result.get("output_dir"),
         )
 
-    def render(self) -> str:
+    @property
+    def headline(self) -> str:
+        """The first line of the first problem: what the short summary and JUnit show."""
+        first = self.problems[0] if self.problems else "FAIL"
+        return escape_controls(first.split("\n", 1)[0])
+
+    def render(self, style: str = "long") -> str:
+        """The failure for a person: ``short`` stops after the problems; captured text never
+        reaches the terminal raw (ESC, NUL and other controls are escaped)."""
         lines = [f"case {self.case!r}, trial {self.trial} of {self.trials}: FAIL"]
-        if self.argv:
+        if style != "short" and self.argv:
             lines.append(f"command: {self.argv}")
-        if self.cwd:
+        if style != "short" and self.cwd:
             lines.append(f"cwd: {self.cwd}")
         lines += [f"  - {problem}" for problem in self.problems]
-        for stream, size, text in self.excerpts:
+        for stream, size, text in self.excerpts if style != "short" else ():
             lines.append(f"{stream} ({size} bytes):")
             lines += ["  | " + line for line in text.rstrip("\n").splitlines()[-EXCERPT_LINES:]]
         if self.output_dir:
             lines.append(f"full output: {self.output_dir}")
-        return "\n".join(lines)
+        return escape_controls("\n".join(lines))
 
 
 class TrialFailed(Exception):
@@ -229,9 +257,38 @@ class TrialItem(pytest.Item):
             pytest.skip(result["problems"][0])
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
-        if isinstance(excinfo.value, TrialFailed):
-            return excinfo.value.failure.render()
-        return super().repr_failure(excinfo)
+        tbstyle = style or self.config.getoption("tbstyle", "auto")
+        if not isinstance(excinfo.value, TrialFailed):
+            # Cut to the trial's frames (see _traceback_filter), one line each unless asked.
+            return super().repr_failure(excinfo, "short" if tbstyle == "auto" else tbstyle)
+        failure = excinfo.value.failure
+        # --tb=line: pytest prints the crash line alone; the body is left empty.
+        body = [] if tbstyle == "line" else [ReprEntryNative([failure.render(tbstyle) + "\n"])]
+        crash = ReprFileLocation(self.fspath_display(), self.case_line(), failure.headline)
+        return ReprExceptionInfo(ReprTraceback(body, None, "native"), crash)
+
+    def fspath_display(self) -> str:
+        return self.nodeid.split("::", 1)[0]
+
+    def case_line(self) -> int:
+        """The line of the fixture where this case is named (1 when it cannot be found)."""
+        try:
+            text = self.path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return 1
+        name = re.escape(json.dumps(self.case.name))
+        found = re.search(r'"name"\s*:\s*' + name, text)
+        return text.count("\n", 0, found.start()) + 1 if found else 1
+
+    def _traceback_filter(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Traceback:
+        """The frames from this item's ``runtest`` down, without pytest's, pluggy's and
+        pytest-timeout's own, rather than the whole way through pytest's hook calls."""
+        traceback: Traceback = excinfo.traceback
+        if self.config.getoption("fulltrace", False):
+            return traceback
+        cut = traceback.cut(path=Path(__file__))
+        kept = cut.filter(_worth_showing).filter(excinfo)
+        return kept or traceback.filter(excinfo)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, f"{trial_name(self.case.name, self.trial)}: {self.case.command}"

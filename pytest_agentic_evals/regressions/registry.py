@@ -35,7 +35,7 @@ from pytest_agentic_evals.execution.process import run_process
 from pytest_agentic_evals.execution.trial import run_trial
 from pytest_agentic_evals.execution.workspace import SKIPPED_NAMES
 from pytest_agentic_evals.expectations.builtin import ExpectationKind
-from pytest_agentic_evals.expectations.output import excerpt, search_stream, secret_values
+from pytest_agentic_evals.expectations.output import excerpt, search_stream
 from pytest_agentic_evals.jsonio import decode_json, display_path, write_json_atomically
 from pytest_agentic_evals.loading import load_fixture
 from pytest_agentic_evals.loading.fixture import FixtureError
@@ -48,6 +48,7 @@ from pytest_agentic_evals.problems import (
     pointer_for,
     shown_value,
 )
+from pytest_agentic_evals.redaction import Redactor
 from pytest_agentic_evals.schemas import schema_text
 from pytest_agentic_evals.verdicts import case_outcome
 
@@ -833,7 +834,7 @@ def run_proof(regression: Regression, settings: RunSettings) -> dict[str, Any]:
             problems.append("the proof's fixture was rejected at load (exit 2, \"fixture "
                             "rejected\" on stderr): the guard never ran")
     verified = not problems
-    hidden = secret_values(env)
+    hidden = Redactor.of_environment(env)
     result = {
         "argv": list(proof.argv),
         "cwd": display_path(proof.cwd),
@@ -853,7 +854,7 @@ def run_proof(regression: Regression, settings: RunSettings) -> dict[str, Any]:
     if verified and not settings.keep_passed_workspaces:
         shutil.rmtree(base, ignore_errors=True)
         result["output_dir"] = None
-    return result
+    return hidden.document(result)
 
 
 def run_retained_case(
