@@ -1,4 +1,5 @@
-"""``agentic-evals run``: pytest with the plugin, in a subprocess; the JSON report on stdout.
+"""``agentic-evals run``: pytest with the plugin, in a subprocess; the JSON report on stdout,
+or, when stdout is a terminal, in a file whose path the output names.
 
 The options ``run`` shares with the plugin (``--report-only``, ``--trials``, ``--timeout``,
 ``--md``, ``--case``, ``--keep-workspaces``, ``--sandbox``, ``--stop-on-fail``,
@@ -17,6 +18,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -32,6 +34,7 @@ from pytest_agentic_evals.cli.common import (
     write_output,
 )
 from pytest_agentic_evals.cli.plugins import load_fixtures
+from pytest_agentic_evals.execution.rundirs import runs_root
 from pytest_agentic_evals.jsonio import json_text, output_path_problem
 from pytest_agentic_evals.model import FIXTURES_DIRNAME
 from pytest_agentic_evals.pytest_plugin.settings import add_run_options, plugin_arguments
@@ -51,8 +54,32 @@ def add_parser(commands: Any, name: str, help: str) -> None:
                         help="a fixture file, a skill directory (its fixtures/agentic_eval*.json) "
                         "or a fixtures directory")
     add_output_option(parser)
+    parser.add_argument(
+        "--format", choices=("json", "table"), default=None,
+        help="json: the JSON report on stdout; table: only pytest's summary (on stderr) and "
+             "the report's path, the report going to --output or to a new file. Default: "
+             "json when stdout is a file or a pipe, table when it is a terminal")
+    parser.add_argument("--json", dest="format", action="store_const", const="json",
+                        help="the same as --format json")
     add_run_options(parser)
     parser.set_defaults(handler=run)
+
+
+def report_form(args: argparse.Namespace) -> str:
+    """How the report is given: on stdout (json) or only in a file (table). A terminal gets
+    the summary, not tens of kilobytes of JSON; a pipe or a file gets the JSON, as always."""
+    if args.format:
+        return str(args.format)
+    return "table" if sys.stdout.isatty() else "json"
+
+
+def default_output() -> str:
+    """Where a run on a terminal without --output keeps its report: a new file, never one
+    that an earlier run wrote."""
+    root = runs_root()
+    root.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return str(root / f"report-{stamp}-{os.getpid()}.json")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -77,6 +104,9 @@ def run(args: argparse.Namespace) -> int:
         if path:
             Path(path).unlink(missing_ok=True)
 
+    form = report_form(args)
+    if form == "table" and not args.output:
+        args.output = default_output()
     with tempfile.TemporaryDirectory(prefix="agentic-evals-run-") as scratch:
         # A fresh scratch file, so that a report left by an earlier run is never mistaken
         # for this run's; it is copied to --output below.
@@ -86,7 +116,8 @@ def run(args: argparse.Namespace) -> int:
 
     if report is None:
         return _without_report(status)
-    print(json_text(report), end="")
+    if form == "json":
+        print(json_text(report), end="")
     try:
         write_output(report, args.output)
     except OSError as exc:
