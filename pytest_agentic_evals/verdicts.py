@@ -133,3 +133,24 @@ def _some(names: Sequence[str], shown: int = 8) -> str:
     if len(names) <= shown:
         return ", ".join(names)
     return ", ".join(names[:shown]) + f" and {len(names) - shown} more"
+
+
+def rewritten(before: Any, after: Any, pointer: str = "") -> list[str]:
+    """The JSON pointers of ``before`` that ``after`` changed or removed: what a report hook
+    may not do. Keys added to an object are fine; a list must keep its items, and each of
+    them what it had (a case or a trial cannot be added, dropped or reordered)."""
+    if isinstance(before, dict):
+        if not isinstance(after, dict):
+            return [pointer or "/"]
+        changed = []
+        for key, value in before.items():
+            where = f"{pointer}/{str(key).replace('~', '~0').replace('/', '~1')}"
+            changed += [where] if key not in after else rewritten(value, after[key], where)
+        return changed
+    if isinstance(before, list):
+        if not isinstance(after, list) or len(after) != len(before):
+            return [pointer or "/"]
+        return [p for i, (b, a) in enumerate(zip(before, after, strict=True))
+                for p in rewritten(b, a, f"{pointer}/{i}")]
+    same = type(before) is type(after) and before == after
+    return [] if same else [pointer or "/"]

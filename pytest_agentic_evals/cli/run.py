@@ -5,6 +5,12 @@ The options ``run`` shares with the plugin (``--report-only``, ``--trials``, ``-
 ``--md``, ``--case``, ``--keep-workspaces``, ``--sandbox``, ``--stop-on-fail``,
 ``--durations``) are the plugin's own option table
 (``pytest_plugin.settings``), given here under shorter names and passed on as they are.
+
+The pytest session is configured by this command alone: an ini file of its own (``-c``), a
+rootdir of its own (``--rootdir``) and no ``conftest.py`` (``--noconftest``), so that nothing
+inside an evaluated skill (a ``pytest.ini``, ``pyproject.toml``, ``setup.cfg``, ``tox.ini`` or
+``conftest.py``) can choose which trials run, move the rootdir or reach the verdict. Plugins
+are those installed, and those the user names after ``--`` (``-p``).
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from pytest_agentic_evals.pytest_plugin.settings import add_run_options, plugin_
 
 PYTEST_USAGE_ERROR, PYTEST_NO_TESTS = 4, 5
 FIXTURE_GLOB = "agentic_eval*.json"
+PYTEST_INTERRUPTED = 2  # also the status of a session whose report a hook tried to rewrite
 PR_SET_PDEATHSIG = 1  # prctl(2)
 TERMINATING = (signal.SIGTERM, signal.SIGHUP)
 
@@ -130,9 +137,29 @@ def run(args: argparse.Namespace) -> int:
         print("agentic-evals: no trial was selected: the pytest arguments after -- deselected "
               "every case (cases: " + ", ".join(sorted(known)) + ")", file=sys.stderr)
         return EXIT_INPUT
+    if status == PYTEST_INTERRUPTED and not _interrupted(report):
+        return EXIT_INPUT  # a report hook tried to rewrite a verdict (named on stderr)
     if args.report_only:
         return EXIT_OK
-    return EXIT_OK if status == 0 else EXIT_GATE
+    # The report's gate as well as pytest's status: a plugin that reset the status to 0
+    # does not open the gate.
+    return EXIT_OK if status == 0 and _gate_passed(report) else EXIT_GATE
+
+
+def pinned_configuration(fixtures: list[str], scratch: Path) -> list[str]:
+    """pytest's arguments that make the run's configuration this command's own: its own ini
+    file, a rootdir above every fixture (so that each fixture keeps a node id of its own, and a
+    skill's config file cannot move it), the cache in the current directory (``--lf``,
+    ``--ff``, ``--sw`` work from one run to the next), and no conftest.py."""
+    here = os.path.abspath(os.curdir)
+    rootdir = os.path.commonpath([here, *(os.path.abspath(path) for path in fixtures)])
+    ini = scratch / "pytest.ini"
+    ini.write_text(
+        "[pytest]\n"
+        "# agentic-evals run's own configuration: nothing in an evaluated tree configures it.\n"
+        f"cache_dir = {os.path.join(here, '.pytest_cache')}\n"
+    )
+    return ["-c", str(ini), "--rootdir", rootdir, "--noconftest"]
 
 
 def _without_report(status: int) -> int:
@@ -171,6 +198,7 @@ def fixture_paths(targets: list[str]) -> list[str]:
 def _run_pytest(args: argparse.Namespace, report_path: Path) -> int:
     """pytest's exit status; its progress goes to stderr, so that stdout carries the report."""
     command = [sys.executable, "-m", "pytest", *args.fixtures]
+    command += pinned_configuration(args.fixtures, report_path.parent)
     # The CLI prints the report itself, and names --output; the plugin need not announce it.
     # No trial may see or write the files this command reads and writes.
     hidden = [str(report_path.parent), *([args.output] if args.output else [])]
@@ -223,6 +251,12 @@ def _read_report(path: Path) -> Any:
         return json.loads(path.read_text())
     except (OSError, json.JSONDecodeError):
         return None
+
+
+def _gate_passed(report: dict[str, Any]) -> bool:
+    fixtures = report.get("fixtures", [report])
+    return all(fixture.get("gate", {}).get("passed") or not fixture.get("gate", {}).get("counts")
+               for fixture in fixtures)
 
 
 def _interrupted(report: dict[str, Any]) -> bool:

@@ -131,6 +131,7 @@ def build_fixture(
         problems += case_problems
         cases.append(case)
     problems += _duplicate_names(data["cases"], shown)
+    problems += _reserved_tags(data["cases"], shown)
     problems += _entrypoint_problems(data.get("entrypoints"), shown)
     # Fixture-level artifacts are checked with every case: say each problem once.
     problems = list(dict.fromkeys(problems))
@@ -243,6 +244,31 @@ def _name_problem(name: Any) -> str:
                 "id (<fixture>::<name>[trial-N]); use letters, digits and _ . : + - only")
     return (f"{shown} cannot be used in a test id: use letters, digits and _ . : + - only "
             "(never '::'), starting with a letter or digit")
+
+
+# Markers that change how pytest or a common plugin runs a test. A case's tags become pytest
+# markers (for -m), so a tag with one of these names would skip, xfail, rerun, repeat or time
+# out the case's trials instead of labelling them.
+RESERVED_TAGS = frozenset({
+    "skip", "skipif", "xfail", "parametrize", "usefixtures", "filterwarnings", "tryfirst",
+    "trylast", "timeout", "flaky", "repeat", "order", "run", "dependency", "no_cover",
+    "forked", "asyncio", "anyio", "django_db", "randomly_dont_reorganize", "xdist_group",
+    "regression",
+})
+
+
+def _reserved_tags(cases: list[Any], shown: str) -> list[Problem]:
+    problems = []
+    for index, case in enumerate(cases):
+        tags = case.get("tags") if isinstance(case, dict) else None
+        for position, tag in enumerate(tags if isinstance(tags, list) else ()):
+            if isinstance(tag, str) and tag.lower() in RESERVED_TAGS:
+                problems.append(Problem(
+                    shown, pointer_for("cases", index, "tags", position),
+                    f"tag {tag!r} is the name of a pytest marker that changes how a test runs "
+                    "(skip, xfail, rerun, repeat, timeout...); tags become markers, so choose "
+                    "another name"))
+    return problems
 
 
 def _duplicate_names(cases: list[Any], shown: str) -> list[Problem]:

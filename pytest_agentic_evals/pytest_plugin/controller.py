@@ -7,6 +7,8 @@ directly. Either way the verdicts are computed here, from the same data, by the 
 
 from __future__ import annotations
 
+import copy
+import inspect
 import os
 import signal
 from collections import defaultdict
@@ -26,7 +28,7 @@ from pytest_agentic_evals.expectations.builtin import extra_schemas
 from pytest_agentic_evals.jsonio import write_json_atomically, write_text_atomically
 from pytest_agentic_evals.loading import load_fixture
 from pytest_agentic_evals.loading.fixture import FixtureError
-from pytest_agentic_evals.model import Fixture
+from pytest_agentic_evals.model import FAIL, Fixture
 from pytest_agentic_evals.pytest_plugin.kinds import PluginError, gather_kinds
 from pytest_agentic_evals.pytest_plugin.nodes import parse_trial_nodeid, rejected_file
 from pytest_agentic_evals.pytest_plugin.regressions import RegressionResults
@@ -36,13 +38,17 @@ from pytest_agentic_evals.pytest_plugin.termination import Termination
 from pytest_agentic_evals.pytest_plugin.worker import (
     CATALOG_KEY,
     DURATIONS_CACHE_KEY,
+    NOT_TESTED_ATTRIBUTE,
     RESULT_ATTRIBUTE,
     RUN_ID_KEY,
 )
 from pytest_agentic_evals.redaction import Redactor, escape_controls
 from pytest_agentic_evals.report import build_fixture_report, session_report
 from pytest_agentic_evals.summary import fixture_reports, markdown, terminal_lines
-from pytest_agentic_evals.verdicts import excused_failure, fixture_gate
+from pytest_agentic_evals.verdicts import excused_failure, fixture_gate, rewritten
+
+MODIFY_REPORT = "pytest_agentic_evals_modify_report"
+REPORT_TAMPERED = 2  # the exit status of a session whose report a hook tried to rewrite
 
 TrialResults = dict[tuple[str, int], TrialResult]  # (case, trial) -> the trial's result
 
@@ -79,6 +85,12 @@ class Controller:
         self.failures_excused = False
         # SIGTERM and SIGHUP, handled as Ctrl-C (set by the roles).
         self.termination: Termination | None = None
+        # One line per report hook that tried to change what the runner wrote (refused).
+        self.tampering: list[str] = []
+        # The exit status the gate decided, applied again after every other plugin's
+        # pytest_sessionfinish and pytest_unconfigure.
+        self.decided_status: int | None = None
+        self.session: pytest.Session | None = None
 
     # -- what the workers send ----------------------------------------------------------------
     def fold_catalog(
@@ -100,10 +112,13 @@ class Controller:
         key = parse_trial_nodeid(report.nodeid)
         if report.failed:
             self.failed_tests.append(None if key is None else (key[0], key[1]))
-        if key is None:
-            return
+        if key is None or getattr(report, NOT_TESTED_ATTRIBUTE, None):
+            return  # not a trial; or a trial skipped or xfailed by a marker: NOT_TESTED
         fixture_nodeid, case, trial = key
         result = getattr(report, RESULT_ATTRIBUTE, None)
+        earlier = self.results[fixture_nodeid].get((case, trial))
+        if earlier is not None and earlier["outcome"] == FAIL:
+            return  # every attempt counts: a later attempt never turns a failed trial back
         if result is not None:
             self.results[fixture_nodeid][(case, trial)] = share_parts(result, self.shared)
         elif report.failed and (case, trial) not in self.results[fixture_nodeid]:
@@ -121,11 +136,23 @@ class Controller:
         # --collect-only runs nothing, so there is no evidence to judge and nothing to gate.
         signalled = self.termination is not None and self.termination.received is not None
         if not self.config.option.collectonly:
-            self.finish(session, interrupted=signalled
-                        or exitstatus == pytest.ExitCode.INTERRUPTED)
+            self.session = session
+            stepwise = exitstatus == pytest.ExitCode.INTERRUPTED and _stepwise_stop(session)
+            self.finish(session, interrupted=signalled or (
+                exitstatus == pytest.ExitCode.INTERRUPTED and not stepwise))
         if signalled:  # however the session ended after SIGTERM or SIGHUP: interrupted
             session.exitstatus = pytest.ExitCode.INTERRUPTED
-        return (yield)
+        result = yield
+        # Every other implementation has run (also a trylast one, or one that set
+        # session.exitstatus): the gate's exit status is applied again.
+        self.reapply_exit_status()
+        return result
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_unconfigure(self, config: pytest.Config) -> Iterator[None]:
+        result = yield
+        self.reapply_exit_status()  # pytest returns session.exitstatus after this hook
+        return result
 
     def finish(self, session: pytest.Session, interrupted: bool) -> None:
         """Judge every fixture, gate, publish the report, then apply the exit status."""
@@ -245,7 +272,7 @@ class Controller:
         if regressions:
             report["regressions"] = regressions
         report = redactor.document(report)
-        self.config.hook.pytest_agentic_evals_modify_report(report=report, config=self.config)
+        self.tampering = self.call_report_hooks(report)
         report = redactor.document(report)
         if self.settings.report:
             write_json_atomically(self.settings.report, report)
@@ -264,6 +291,32 @@ class Controller:
         envs = [case.env for fixture in self.fixtures.values() for case in fixture.cases]
         return Redactor.of_environment(runner_environment(), *envs)
 
+    def call_report_hooks(self, report: dict[str, Any]) -> list[str]:
+        """Call each plugin's report hook in turn; a plugin that changed or removed anything the
+        runner wrote (a verdict above all) has its changes undone, and is named in the result.
+
+        Under xdist the controller collects nothing, so it loads the conftest.py files of each
+        fixture's folder itself, as collection does in a serial run."""
+        for nodeid in sorted(self.catalog):
+            _load_conftests(self.config, (self.config.rootpath / nodeid).parent)
+        manager = self.config.pluginmanager
+        plugins: list[Any] = []
+        for impl in reversed(getattr(self.config.hook, MODIFY_REPORT).get_hookimpls()):
+            if impl.plugin not in plugins:
+                plugins.append(impl.plugin)  # in the order pluggy calls them
+        refused = []
+        for plugin in plugins:
+            others = [other for other in manager.get_plugins() if other is not plugin]
+            before = copy.deepcopy(report)
+            manager.subset_hook_caller(MODIFY_REPORT, others)(report=report, config=self.config)
+            changed = rewritten(before, report)
+            if changed:
+                report.clear()
+                report.update(before)
+                shown = ", ".join(changed[:5]) + (", ..." if len(changed) > 5 else "")
+                refused.append(f"{_plugin_name(manager, plugin)} changed {shown}")
+        return refused
+
     def _record_junit_properties(self, report: dict[str, Any]) -> None:
         junit = _junit_xml(self.config)
         if junit is None:
@@ -279,6 +332,9 @@ class Controller:
         "tests failed" to 0 when every fixture passes the gate and every failed test is a
         trial of an optional case, so that an interrupted session, an ordinary failed test or
         a failed required trial never turns into a success."""
+        if _stepwise_stop(session) and session.exitstatus == pytest.ExitCode.INTERRUPTED:
+            # --sw stopped at a failed trial: a partial run that failed, not an interruption.
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if self.unknown_cases and session.exitstatus in (
             pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED
         ):
@@ -291,9 +347,23 @@ class Controller:
             session.exitstatus = pytest.ExitCode.OK
         else:
             self.failures_excused = False  # nothing was excused: no note in the summary
+        if self.tampering:
+            session.exitstatus = REPORT_TAMPERED
+        self.decided_status = session.exitstatus
+
+    def reapply_exit_status(self) -> None:
+        """The gate's exit status again, after other plugins had their say: a plugin may make a
+        failing session fail otherwise, never pass."""
+        session, decided = self.session, self.decided_status
+        if session is None or decided is None or decided == pytest.ExitCode.OK:
+            return
+        if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+            session.exitstatus = decided
+        elif self.tampering:
+            session.exitstatus = REPORT_TAMPERED
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if not (self.session_report or self.gate_failures or self.notes):
+        if not (self.session_report or self.gate_failures or self.notes or self.tampering):
             return
         write = terminalreporter.write_line
         terminalreporter.section("agentic-evals")
@@ -314,6 +384,11 @@ class Controller:
             write(f"agentic-evals: session {verb}, not READY:", red=True, bold=True)
             for reason in self.gate_failures:
                 write(f"  {reason}", red=True)
+        if self.tampering:
+            write("agentic-evals: session failed: a report hook may add keys, never change what "
+                  "the runner wrote (its changes were undone):", red=True, bold=True)
+            for refused in self.tampering:
+                write(f"  {refused}", red=True)
 
 
 class XdistHooks:
@@ -339,6 +414,30 @@ class XdistHooks:
         catalog = getattr(node, "workeroutput", {}).get(CATALOG_KEY)
         if catalog:
             self.controller.fold_catalog(catalog)
+
+
+def _stepwise_stop(session: pytest.Session) -> bool:
+    """Whether --sw (pytest's stepwise) stopped the session at a failed test."""
+    return bool(session.config.getoption("stepwise", False) and session.shouldstop)
+
+
+def _plugin_name(manager: pytest.PytestPluginManager, plugin: Any) -> str:
+    """A plugin's name as a person finds it: a conftest.py's path, a module's file."""
+    name = manager.get_name(plugin) or repr(plugin)
+    path = getattr(plugin, "__file__", None)
+    return name if not path or name == path else f"{name} ({path})"
+
+
+def _load_conftests(config: pytest.Config, folder: Any) -> None:
+    """The conftest.py files of ``folder`` and above, loaded as collection loads them (none
+    under --noconftest). pytest offers no public call for this; its collector uses this one."""
+    load = getattr(config.pluginmanager, "_loadconftestmodules", None)
+    if load is None or not folder.is_dir():
+        return
+    kwargs: dict[str, Any] = {}
+    if "consider_namespace_packages" in inspect.signature(load).parameters:
+        kwargs["consider_namespace_packages"] = config.getini("consider_namespace_packages")
+    load(folder, config.getoption("importmode"), rootpath=config.rootpath, **kwargs)
 
 
 def _incomplete_trial(report: pytest.TestReport, trial: int) -> TrialResult:

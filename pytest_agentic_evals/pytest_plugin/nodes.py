@@ -96,8 +96,13 @@ class FixtureFile(pytest.File):
             for tag in case.tags:
                 self.config.addinivalue_line("markers", f"{tag}: tag of an agentic-evals case")
             for trial in range(1, trials + 1):
+                name = trial_name(case.name, trial)
+                # The node id given as text, which every pytest of the supported range reads
+                # as pytest writes it in its cache (pytest 9.2 parses "[trial-N]" as the
+                # parameters of the id): --lf, --ff, --sw and node ids on the command line
+                # find the trial again.
                 yield TrialItem.from_parent(
-                    self, name=trial_name(case.name, trial), fixture=fixture, case=case,
+                    self, name=name, nodeid=f"{self.nodeid}::{name}", fixture=fixture, case=case,
                     trial=trial, trials=trials, kinds=kinds,
                     run_settings=self.collecting.run_settings, stops=self.collecting.stops,
                 )
@@ -291,4 +296,6 @@ class TrialItem(pytest.Item):
         return kept or traceback.filter(excinfo)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, None, f"{trial_name(self.case.name, self.trial)}: {self.case.command}"
+        # A line number (the top of the file): pytest needs one to report a skip applied by a
+        # marker, and to locate a warning.
+        return self.path, 0, f"{trial_name(self.case.name, self.trial)}: {self.case.command}"

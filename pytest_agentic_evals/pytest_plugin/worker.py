@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _pytest.runner import runtestprotocol
 
 from pytest_agentic_evals.durations import (
     Durations,
@@ -41,6 +42,9 @@ RUN_ID_KEY = "agentic_evals_run_id"  # in workerinput: the run the controller op
 RESULT_ATTRIBUTE = "agentic_evals"  # on a trial's test report: its result
 DURATIONS_CACHE_KEY = "agentic_evals/durations"  # in pytest's cache: the last run's durations
 LAST_DURATIONS = "last"  # --agentic-evals-durations last: the durations in pytest's cache
+# On a trial's test report: why the trial counts as not tested (a skip or xfail marker).
+NOT_TESTED_ATTRIBUTE = "agentic_evals_not_tested"
+SKIPPING_MARKERS = ("skip", "skipif", "xfail")
 
 # The catalog (builtins only, so that xdist can send it):
 #   {"fixtures": {fixture node id: {"path", "trials", "selected": {case: [trial numbers]},
@@ -200,13 +204,35 @@ class Worker:
         # controller that this worker has finished: the controller may end it right after.
         self.trial_dirs.close()
 
+    # -- running ---------------------------------------------------------------------------
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+        """A trial runs once. pytest's own protocol, so that no rerun plugin (pytest-
+        rerunfailures' --reruns, its ini value or its ``flaky`` marker) gets to run a failed
+        trial again until it passes: every attempt is evidence, and one trial is one attempt.
+        Wrappers (pytest-timeout's) still wrap it."""
+        if not isinstance(item, TrialItem):
+            return None
+        item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+        runtestprotocol(item, nextitem=nextitem)
+        item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+        return True
+
     # -- results ---------------------------------------------------------------------------
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Iterator[None]:
         report = yield
-        result = getattr(item, "agentic_result", None)
+        if not isinstance(item, TrialItem):
+            return report
+        skipping = [m.name for m in item.iter_markers() if m.name in SKIPPING_MARKERS]
+        if skipping or hasattr(report, "wasxfail"):
+            # Skipped or xfailed by someone (a marker, a conftest): whatever ran is not
+            # evidence the gate may count either way; the trial is NOT_TESTED.
+            setattr(report, NOT_TESTED_ATTRIBUTE, ", ".join(skipping) or "xfail")
+            return report
+        result = item.agentic_result
         if call.when == "call" and result is not None:
             setattr(report, RESULT_ATTRIBUTE, result)
         return report
