@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from pytest_agentic_evals.verdicts import rewritten
+
 from conftest import MODES, Skill, make_skill, run_cli, skill_fixture
 
 
@@ -139,6 +141,22 @@ def test_a_report_hook_that_rewrites_a_verdict_is_refused(
     assert report["readiness"] == "USABLE_WITH_GAPS"
     assert "ci_build" not in report
     assert verdicts(report)["cases"]["broken"][0] == "FAIL"
+
+
+def test_rewritten_names_changes_and_removals_never_additions() -> None:
+    before = {"readiness": "NOT_READY", "n": 1, "ok": False,
+              "cases": [{"name": "a", "outcome": "FAIL"}, {"name": "b", "outcome": "PASS"}]}
+    added = json.loads(json.dumps(before))
+    added["note"] = "x"
+    added["cases"][0]["ticket"] = "T-1"
+    assert rewritten(before, added) == []
+    assert rewritten(before, {**before, "readiness": "READY"}) == ["/readiness"]
+    assert rewritten(before, {**before, "n": 1.0, "ok": 0}) == ["/n", "/ok"]
+    assert rewritten(before, {k: v for k, v in before.items() if k != "n"}) == ["/n"]
+    assert rewritten(before, {**before, "cases": before["cases"][::-1]}) == \
+        ["/cases/0/name", "/cases/0/outcome", "/cases/1/name", "/cases/1/outcome"]
+    assert rewritten(before, {**before, "cases": before["cases"][:1]}) == ["/cases"]
+    assert rewritten({"a/b": {"c~": 1}}, {"a/b": {"c~": 2}}) == ["/a~1b/c~0"]
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -304,3 +322,27 @@ def test_last_failed_through_the_cli(skill: Skill) -> None:
     report = json.loads(again.stdout)
     assert report["selection"] == "partial"
     assert [case["ran_trials"] for case in report["cases"]] == [0, 0, 2]
+
+
+# -- skills in agents' dot-folders; fixtures that norecursedirs hides ------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_skills_in_agent_dot_folders_are_collected_and_hidden_fixtures_named(
+    pytester: pytest.Pytester, mode: list[str]
+) -> None:
+    for where in (".claude/skills/a", ".agents/skills/b", ".codex/skills/c"):
+        Skill(pytester.path / where).fixture()
+    Skill(pytester.path / "build" / "d").write(with_broken_case())
+    Skill(pytester.path / ".cache" / "e").write(with_broken_case())  # no skills folder
+    result = run_pytest(pytester, mode)
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    result.assert_outcomes(passed=12)
+    report = read_report(pytester)
+    assert sorted(fixture["fixture"].split("/")[0] for fixture in report["fixtures"]) == \
+        [".agents", ".claude", ".codex"]
+    result.stdout.fnmatch_lines([
+        "*agentic-evals: 2 fixture(s) not collected: pytest's norecursedirs skips their folder*",
+        "*  .cache/e/fixtures/agentic_eval.json",
+        "*  build/d/fixtures/agentic_eval.json",
+    ])

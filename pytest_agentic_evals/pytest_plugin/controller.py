@@ -85,6 +85,8 @@ class Controller:
         self.failures_excused = False
         # SIGTERM and SIGHUP, handled as Ctrl-C (set by the roles).
         self.termination: Termination | None = None
+        # Fixture files that pytest's norecursedirs kept from collection, for the summary.
+        self.hidden: set[str] = set()
         # One line per report hook that tried to change what the runner wrote (refused).
         self.tampering: list[str] = []
         # The exit status the gate decided, applied again after every other plugin's
@@ -102,6 +104,7 @@ class Controller:
             if entry.get("sha256"):
                 self.worker_hashes[nodeid].add(entry["sha256"])
         self.unknown_cases |= set(catalog["unknown_cases"])
+        self.hidden |= set(catalog.get("hidden", ()))
         self.fixtures.update(fixtures or {})
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -363,10 +366,17 @@ class Controller:
             session.exitstatus = REPORT_TAMPERED
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if not (self.session_report or self.gate_failures or self.notes or self.tampering):
+        if not (self.session_report or self.gate_failures or self.notes or self.tampering
+                or self.hidden):
             return
         write = terminalreporter.write_line
         terminalreporter.section("agentic-evals")
+        if self.hidden:
+            write(f"agentic-evals: {len(self.hidden)} fixture(s) not collected: pytest's "
+                  "norecursedirs skips their folder (name them, or change norecursedirs):",
+                  yellow=True)
+            for path in sorted(self.hidden):
+                write(f"  {path}", yellow=True)
         if self.session_report:
             for line in terminal_lines(self.session_report):
                 write(escape_controls(line.text), **({line.colour: True} if line.colour else {}))

@@ -35,9 +35,11 @@ def pytest_agentic_evals_expectation_kinds() -> list[ExpectationKind] | None:
 
 @hookspec
 def pytest_agentic_evals_modify_report(report: dict[str, Any], config: pytest.Config) -> None:
-    """Change the JSON report in place before it is written.
+    """Add to the JSON report, in place, before it is written.
 
     ``report`` is a fixture report (``agentic_evals.report.v2``) or, when the session ran
-    several fixtures, a session report (``agentic_evals.session_report.v1``). Readiness is
-    already computed: changing it here changes what is written, not the exit status.
+    several fixtures, a session report (``agentic_evals.session_report.v1``). Keys may be
+    added at any depth; changing or removing anything the runner wrote (a readiness, an
+    outcome, any verdict) is refused: the change is undone and the session exits 2, naming
+    the plugin.
     """

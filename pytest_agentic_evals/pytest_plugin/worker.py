@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,10 @@ LAST_DURATIONS = "last"  # --agentic-evals-durations last: the durations in pyte
 # On a trial's test report: why the trial counts as not tested (a skip or xfail marker).
 NOT_TESTED_ATTRIBUTE = "agentic_evals_not_tested"
 SKIPPING_MARKERS = ("skip", "skipif", "xfail")
+
+SKILLS = "skills"  # the folder of skills inside an agent's dot-folder (.claude/skills)
+SCAN_LIMIT = 2000  # folders looked at under one folder that norecursedirs skips
+NOT_SCANNED = (".git", ".hg", ".svn", "__pycache__")
 
 # The catalog (builtins only, so that xdist can send it):
 #   {"fixtures": {fixture node id: {"path", "trials", "selected": {case: [trial numbers]},
@@ -109,6 +113,8 @@ class Worker:
         self.fixtures: dict[str, Fixture] = {}
         self.expectation_schemas: dict[str, dict[str, Any]] = {}
         self.unknown_cases: set[str] = set()
+        # Fixture files that pytest's norecursedirs kept from collection (rootdir-relative).
+        self.hidden: set[str] = set()
 
     # -- what fixture files and trial items ask (nodes.Collecting) ---------------------------
     def kinds(self, hook: Any) -> dict[str, ExpectationKind]:
@@ -126,6 +132,28 @@ class Worker:
         self.expectation_schemas[nodeid] = schemas
 
     # -- collection ------------------------------------------------------------------------
+    @pytest.hookimpl(wrapper=True)
+    def pytest_ignore_collect(
+        self, collection_path: Path, config: pytest.Config
+    ) -> Generator[None, bool | None, bool | None]:
+        """Dot-folders that hold skills (``.claude/skills``, ``.agents/skills``, ...) are
+        collected although pytest's ``norecursedirs`` skips dot-folders, and only their
+        ``skills`` folder is; a fixture that ``norecursedirs`` hides elsewhere (``build/``) is
+        noted, for the summary to name."""
+        ignored = yield
+        if not collection_path.is_dir():
+            return ignored
+        if _holds_skills(collection_path.parent) and collection_path.name != SKILLS:
+            return True  # .claude/settings, .claude/commands...: not skills
+        if not ignored or not _norecursed(config, collection_path) \
+                or _excluded_by_user(config, collection_path):
+            return ignored
+        if _holds_skills(collection_path):
+            return False
+        self.hidden |= {os.path.relpath(found, config.rootpath)
+                        for found in fixtures_under(collection_path, self.settings.files)}
+        return ignored
+
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> FixtureFile | None:
         if not self._wants(file_path, parent):
             return None
@@ -189,7 +217,8 @@ class Worker:
             if isinstance(item, TrialItem):
                 selected = fixtures[item.parent.nodeid]["selected"]  # type: ignore[union-attr]
                 selected.setdefault(item.case.name, []).append(item.trial)
-        self.publish({"fixtures": fixtures, "unknown_cases": sorted(self.unknown_cases)},
+        self.publish({"fixtures": fixtures, "unknown_cases": sorted(self.unknown_cases),
+                      "hidden": sorted(self.hidden)},
                      self.fixtures)
 
     @pytest.hookimpl(tryfirst=True)
@@ -236,3 +265,41 @@ class Worker:
         if call.when == "call" and result is not None:
             setattr(report, RESULT_ATTRIBUTE, result)
         return report
+
+
+def _holds_skills(folder: Path) -> bool:
+    """A dot-folder of an agent's configuration with skills in it: ``.claude``, ``.agents``,
+    ``.codex``..."""
+    return folder.name.startswith(".") and (folder / SKILLS).is_dir()
+
+
+def _norecursed(config: pytest.Config, folder: Path) -> bool:
+    return any(
+        fnmatch.fnmatch(str(folder) if "/" in pattern else folder.name, pattern)
+        for pattern in config.getini("norecursedirs")
+    )
+
+
+def _excluded_by_user(config: pytest.Config, folder: Path) -> bool:
+    """Whether the user, not norecursedirs, keeps ``folder`` out: --ignore, --ignore-glob, or
+    a virtualenv."""
+    ignored = {Path(os.path.abspath(path)) for path in config.getoption("ignore") or ()}
+    globs = config.getoption("ignore_glob") or ()
+    return (folder in ignored or any(fnmatch.fnmatch(str(folder), os.path.abspath(glob))
+                                     for glob in globs)
+            or (folder / "pyvenv.cfg").is_file())
+
+
+def fixtures_under(folder: Path, patterns: tuple[str, ...]) -> list[Path]:
+    """Fixture files under ``folder`` (at most SCAN_LIMIT folders looked at; no virtualenv,
+    no version-control folder, no symbolic link followed)."""
+    found: list[Path] = []
+    for visited, (root, dirs, files) in enumerate(os.walk(folder)):
+        if visited >= SCAN_LIMIT:
+            break
+        dirs[:] = [d for d in dirs if d not in NOT_SCANNED
+                   and not os.path.isfile(os.path.join(root, d, "pyvenv.cfg"))]
+        found += [Path(root, name) for name in files if name.endswith(".json")
+                  and any(fnmatch.fnmatch(name, pattern) for pattern in patterns)
+                  and not is_registry(Path(root, name))]
+    return sorted(found)
