@@ -2,8 +2,8 @@
 
 Output, for every command that can print its result in more than one form: ``--format``
 with the forms that command has (``table``, ``json``, ``md``), and ``--json``, another
-spelling of ``--format json``, wherever JSON is one of them. ``--output PATH`` writes the JSON
-document to PATH, atomically, whatever is printed.
+spelling of ``--format json``, wherever JSON is one of them. ``--output PATH`` (or ``-o PATH``,
+as the earlier tool spelled it) writes the JSON document to PATH, atomically, whatever is printed.
 """
 
 from __future__ import annotations
@@ -61,7 +61,8 @@ def add_format_option(
 
 
 def add_output_option(parser: argparse.ArgumentParser, what: str = "the JSON report") -> None:
-    parser.add_argument("--output", metavar="PATH", help=f"also write {what} here (atomically)")
+    parser.add_argument("-o", "--output", metavar="PATH",
+                        help=f"also write {what} here (atomically)")
 
 
 def emit(report: dict[str, Any], args: argparse.Namespace, lines: list[str]) -> None:

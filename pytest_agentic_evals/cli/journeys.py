@@ -23,7 +23,7 @@ def add_parser(commands: Any, name: str, help: str) -> None:
                         help="discovery-inventory.json: the controls observed per state")
     parser.add_argument("--state-graph", required=True, metavar="G",
                         help="state-graph.json: initial_state, states, transitions")
-    parser.add_argument("--output", required=True, metavar="OUT",
+    parser.add_argument("-o", "--output", required=True, metavar="OUT",
                         help="write the plan (agentic_evals.journey_plan.v1) here")
     parser.add_argument("--scaffold-output", metavar="FRAG",
                         help="also write candidate fixture cases for the BOUND journeys here")

@@ -42,6 +42,11 @@ from pytest_agentic_evals.cli.common import (
 from pytest_agentic_evals.cli.plugins import load_fixtures
 from pytest_agentic_evals.execution.rundirs import runs_root
 from pytest_agentic_evals.jsonio import json_text, output_path_problem
+from pytest_agentic_evals.loading.categories import (
+    CategoryError,
+    category_cases,
+    load_category_map,
+)
 from pytest_agentic_evals.model import FIXTURES_DIRNAME
 from pytest_agentic_evals.pytest_plugin.settings import add_run_options, plugin_arguments
 
@@ -69,6 +74,12 @@ def add_parser(commands: Any, name: str, help: str) -> None:
     parser.add_argument("--json", dest="format", action="store_const", const="json",
                         help="the same as --format json")
     add_run_options(parser)
+    parser.add_argument("--only-category", metavar="ID",
+                        help="run only the cases of this category (their category_id or "
+                             "category, else their name); replaces --case; the run is partial")
+    parser.add_argument("--map", dest="category_map", metavar="MAP",
+                        help="with --only-category: a category map (agentic_evals.category_map."
+                             "v1) that also selects cases sharing the category's seams or claims")
     parser.set_defaults(handler=run)
 
 
@@ -100,6 +111,16 @@ def run(args: argparse.Namespace) -> int:
         for error in errors:
             print(error, file=sys.stderr)
         return EXIT_INPUT
+    if args.category_map and not args.only_category:
+        print("--map only serves --only-category", file=sys.stderr)
+        return EXIT_INPUT
+    if args.only_category:
+        try:
+            mapped = load_category_map(args.category_map) if args.category_map else None
+            args.cases = category_cases(fixtures, args.only_category, mapped)
+        except CategoryError as exc:
+            print(exc, file=sys.stderr)
+            return EXIT_INPUT
     known = {case.name for fixture in fixtures for case in fixture.cases}
     unknown = [name for name in args.cases if name not in known]
     if unknown:

@@ -33,8 +33,8 @@ def add_parser(commands: Any, name: str, help: str) -> None:
         parser.set_defaults(handler=check_skill)
     elif name == "scaffold-fixture":
         parser.add_argument("skill_dir", metavar="SKILL_DIR")
-        parser.add_argument("--output", metavar="PATH", help="where to write it (default "
-                                                             "SKILL_DIR/fixtures/agentic_eval.json)")
+        parser.add_argument("-o", "--output", metavar="PATH",
+                            help="where to write it (default SKILL_DIR/fixtures/agentic_eval.json)")
         parser.add_argument("--force", action="store_true", help="overwrite an existing file")
         parser.set_defaults(handler=scaffold_fixture)
     else:

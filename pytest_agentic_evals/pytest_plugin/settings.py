@@ -79,6 +79,7 @@ class Option:
     convert: Callable[[str], Any] | None = None  # validates a text value; ValueError says why
     default: Any = None
     hidden: bool = False  # an option between ``agentic-evals run`` and the plugin only
+    run_aliases: tuple[str, ...] = ()  # other spellings under ``agentic-evals run``
 
     @property
     def dest(self) -> str:
@@ -125,7 +126,8 @@ OPTIONS = (
            ini_help="trials per case", metavar="N", convert=trial_count),
     Option("timeout", "default per-trial timeout (30 s)",
            flag="--agentic-evals-timeout", run_flag="--timeout", ini="agentic_evals_timeout",
-           ini_help="default per-trial timeout (s)", metavar="SECONDS", convert=trial_timeout),
+           ini_help="default per-trial timeout (s)", metavar="SECONDS", convert=trial_timeout,
+           run_aliases=("--timeout-seconds",)),
     Option("markdown", "write a Markdown summary here (also appended to $GITHUB_STEP_SUMMARY "
                        "when set)",
            flag="--agentic-evals-md", run_flag="--md", ini="agentic_evals_md",
@@ -256,7 +258,7 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
         kwargs = option.argparse_kwargs()
         if option.convert is not None:
             kwargs["type"] = _argparse_type(option.convert)
-        parser.add_argument(option.run_flag, dest=option.name, **kwargs)
+        parser.add_argument(option.run_flag, *option.run_aliases, dest=option.name, **kwargs)
 
 
 def _argparse_type(convert: Callable[[str], Any]) -> Callable[[str], Any]:
