@@ -21,7 +21,7 @@ import os
 import re
 import shutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from functools import cache
 from pathlib import Path
@@ -49,6 +49,7 @@ from pytest_agentic_evals.problems import (
     shown_value,
 )
 from pytest_agentic_evals.redaction import Redactor
+from pytest_agentic_evals.regressions import earlier
 from pytest_agentic_evals.schemas import schema_text
 from pytest_agentic_evals.verdicts import case_outcome
 
@@ -139,6 +140,11 @@ class Regression:
     retirement: str | None
     proof: Proof | None
     title: str = ""
+    unverifiable: tuple[str, ...] = ()
+    """Why the record can never be VERIFIED whatever its proof does (no proof, no failure
+    signature, a proof declared to pass); it is still shown and audited."""
+    notes: Mapping[str, Any] = field(default_factory=dict)
+    """The earlier tool's notes on the record and its proof, as written."""
 
     @property
     def pointer(self) -> str:
@@ -165,6 +171,8 @@ class Registry:
     regressions: tuple[Regression, ...]
     incidents: tuple[Incident, ...]
     freshness_days: int | None
+    earlier: bool = False
+    """Written for the earlier tool: proofs' ``cwd`` is relative to the skill's directory."""
 
     @property
     def folder(self) -> Path:
@@ -277,25 +285,32 @@ def registry_from_data(data: Any, registry_path: Path, today: date | None = None
         # Values are only interpreted once their structure is right.
         raise RegistryError(problems)
     today = today or today_utc()
+    written_earlier = earlier.written_for_earlier_tool(data)
+    folder = registry_path.parent
+    proof_base = (folder.parent if written_earlier and folder.name == FIXTURES_DIRNAME
+                  else folder)
     regressions = []
     for index, record in enumerate(data["regressions"]):
-        regression, record_problems = _build_regression(index, record, registry_path, today)
+        regression, record_problems = _build_regression(index, record, registry_path, today,
+                                                        proof_base)
         regressions.append(regression)
         problems += record_problems
     incidents = []
     for index, record in enumerate(data.get("incidents", ())):
-        incident_date, date_problems = _date_field(record, "date", pointer_for("incidents", index),
+        fields = record if isinstance(record, dict) else {}
+        incident_date, date_problems = _date_field(fields, "date", pointer_for("incidents", index),
                                                    shown, today)
         problems += date_problems
-        incidents.append(Incident(index, record["incident_id"], record.get("status", "open"),
-                                  incident_date, record.get("title", "")))
+        incidents.append(Incident(index, str(earlier.incident_key(record)),
+                                  fields.get("status", "open"), incident_date,
+                                  fields.get("title") or fields.get("note", "")))
     problems += _duplicates([r.regression_id for r in regressions], "regressions",
                             "regression_id", shown)
     problems += _duplicates([i.incident_id for i in incidents], "incidents", "incident_id", shown)
     if problems:
         raise RegistryError(sorted(set(problems)))
     return Registry(registry_path, data, tuple(regressions), tuple(incidents),
-                    data.get("freshness_days"))
+                    data.get("freshness_days"), written_earlier)
 
 
 def _schema_problems(data: Any, shown: str) -> list[Problem]:
@@ -389,7 +404,7 @@ def _date_field(
 
 
 def _build_regression(
-    index: int, record: Mapping[str, Any], registry_path: Path, today: date
+    index: int, record: Mapping[str, Any], registry_path: Path, today: date, proof_base: Path
 ) -> tuple[Regression, list[Problem]]:
     shown = display_path(registry_path)
     here = pointer_for("regressions", index)
@@ -404,7 +419,7 @@ def _build_regression(
         problems.append(Problem(shown, f"{here}/fix_date", f"fix_date {record['fix_date']} is "
                                 f"before detection_date {record['detection_date']}"))
     incident = record.get("incident") or {}
-    if incident:
+    if isinstance(incident, dict):
         problems += _date_field(incident, "date", f"{here}/incident", shown, today)[1]
     retirement = record.get("retirement")
     if isinstance(retirement, dict):
@@ -418,17 +433,18 @@ def _build_regression(
                                 "with its skill"))
     proof = None
     if "fail_before_fix" in record:
-        proof, proof_problems = _build_proof(record["fail_before_fix"], registry_path, shown,
+        proof, proof_problems = _build_proof(record["fail_before_fix"], proof_base, shown,
                                              f"{here}/fail_before_fix")
         problems += proof_problems
+    status = record.get("status", ACTIVE).upper()
     regression = Regression(
         index=index,
         regression_id=record["regression_id"],
-        status=record.get("status", ACTIVE).upper(),
+        status=status,
         retained_case=record["retained_case"],
         retained_fixture=Path(os.path.normpath(registry_path.parent / fixture_text)),
         retained_fixture_text=fixture_text,
-        incident_id=incident.get("incident_id"),
+        incident_id=earlier.incident_key(incident) if incident else None,
         claim_ids=tuple(record.get("claim_ids", ())),
         seam_ids=tuple(record.get("seam_ids", ())),
         evidence_class=record.get("evidence_class"),
@@ -438,15 +454,18 @@ def _build_regression(
         retirement=retirement,
         proof=proof,
         title=record.get("title", ""),
+        unverifiable=tuple(earlier.unverifiable_reasons(record, status == ACTIVE)),
+        notes=earlier.notes(record),
     )
     return regression, problems
 
 
 def _build_proof(
-    record: Mapping[str, Any], registry_path: Path, shown: str, here: str
+    record: Mapping[str, Any], base: Path, shown: str, here: str
 ) -> tuple[Proof, list[Problem]]:
+    """The proof; ``base`` is the folder its ``cwd`` is relative to."""
     problems = []
-    expected = record["expected"]
+    expected = record.get("expected", {})
     exit_code = expected.get("exit_code")
     if exit_code in NOT_RUN_EXIT_CODES:
         problems.append(Problem(shown, f"{here}/expected/exit_code", f"exit_code {exit_code} "
@@ -468,7 +487,7 @@ def _build_proof(
         problems.append(Problem(shown, f"{here}/proof_command/0", "the program name is empty"))
     proof = Proof(
         argv=tuple(record["proof_command"]),
-        cwd=Path(os.path.normpath(registry_path.parent / cwd_text)),
+        cwd=Path(os.path.normpath(base / cwd_text)),
         env=dict(record.get("env", {})),
         timeout_seconds=record.get("timeout_seconds"),
         exit_code=exit_code,
@@ -547,7 +566,8 @@ def audit_registry(
     shown = registry.shown
     findings: list[Finding] = []
     groups: dict[str, list[str]] = {key: [] for key in (
-        "unprotected", "never_proven", "stale_live_proof", "retired", "exempt", "open_incidents")}
+        "unprotected", "never_proven", "stale_live_proof", "retired", "exempt", "open_incidents",
+        "unverifiable")}
 
     def find(severity: str, code: str, pointer: str, subject: str, message: str) -> None:
         findings.append(Finding(severity, code, shown, pointer, subject, message))
@@ -574,6 +594,8 @@ def audit_registry(
             "retirement": regression.retirement,
             "protected": None,
             "problems": [],
+            "unverifiable": list(regression.unverifiable),
+            "earlier_notes": dict(regression.notes),
         }
         entries.append(entry)
         if regression.status == RETIRED:
@@ -597,6 +619,14 @@ def audit_registry(
             find(INFO, "exempt", here + "/status", rid,
                  f"{rid} is exempt: its guard is not verified")
             continue
+        if regression.unverifiable:
+            groups["unverifiable"].append(rid)
+            for reason in regression.unverifiable:
+                find(ERROR, "unverifiable", here + "/fail_before_fix", rid,
+                     f"{rid} can never be verified: {reason}")
+        if regression.notes.get("proven") is True:
+            find(INFO, "self_reported_proof", here + "/fail_before_fix/proven", rid,
+                 f"{rid}: {earlier.SELF_REPORTED}")
         if regression.proof is not None:
             missing = _program_problem(regression.proof)
             if missing:
@@ -685,7 +715,7 @@ def audit(
         "active": sum(r["status"] == ACTIVE for e in valid for r in e["regressions"]),
         **{key: sum(len(e[key]) for e in valid) for key in (
             "unprotected", "never_proven", "stale_live_proof", "retired", "exempt",
-            "open_incidents")},
+            "open_incidents", "unverifiable")},
     }
     failing = [f for f in findings if f.severity == ERROR or (strict and f.severity == WARNING)]
     if summary["invalid_registries"]:
@@ -749,6 +779,8 @@ def _state_text(record: Mapping[str, Any], entry: Mapping[str, Any]) -> str:
         return f"retired: {record['retirement']}"
     if rid in entry["unprotected"]:
         return "UNPROTECTED"
+    if rid in entry["unverifiable"]:
+        return "UNVERIFIABLE (see findings)"
     if rid in entry["never_proven"]:
         return "never proven"
     age = record["proof_age_days"]
@@ -902,11 +934,15 @@ def verify_regression(
     trials_for: Callable[[Fixture], int] | None = None,
     extra_expectations: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """Fail-before-fix, then pass-after-fix, for one ACTIVE regression; a plain JSON dict."""
-    proof = run_proof(regression, settings)
+    """Fail-before-fix, then pass-after-fix, for one ACTIVE regression; a plain JSON dict.
+
+    A record that can never be verified (``unverifiable``) has its proof left unrun: whatever
+    it does, it could not show the declared failure. Its retained case still runs."""
+    proof = run_proof(regression, settings) if not regression.unverifiable else None
     retained, input_error = run_retained_case(regression, settings, kinds, trials_for=trials_for,
                                               extra_expectations=extra_expectations)
-    reasons = [f"fail-before-fix: {problem}" for problem in proof["problems"]]
+    reasons = [f"fail-before-fix: {problem}" for problem in
+               (proof["problems"] if proof else regression.unverifiable)]
     if retained["outcome"] != PASS:
         passed = sum(t["outcome"] == PASS for t in retained["trials"])
         if retained["trials"]:
