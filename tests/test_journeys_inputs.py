@@ -28,8 +28,8 @@ from pytest_agentic_evals.schemas import schema_text
 from conftest import Skill, mutate_json
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "docs" / "examples" / "journeys"
-QID_ADVICE = ": name the control by its stable qid as discovery records it (letters, digits " \
-             "and _ . - only)"
+QID_ADVICE = ": name the control by its stable qid as discovery records it (letters, digits, " \
+             "spaces and _ . : - only)"
 
 
 @pytest.fixture

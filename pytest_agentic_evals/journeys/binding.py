@@ -21,6 +21,8 @@ PARTIALLY_BOUND = "PARTIALLY_BOUND"
 UNBOUND = "UNBOUND"
 NOT_APPLICABLE = "NOT_APPLICABLE"
 BINDING_STATUSES = (BOUND, PARTIALLY_BOUND, UNBOUND, NOT_APPLICABLE)
+# A ui action that names no action clicks, as the earlier tool's scaffolds did.
+DEFAULT_ACTION = "click"
 
 # Status of one ui action's control, best first.
 CONTROL_BOUND = "bound"
@@ -152,7 +154,7 @@ def _control(action: Mapping[str, Any], position: int,
     ordered = sorted(seen, key=lambda item: (not item[1], net.distance[item[0]] < 0,
                                              net.distance[item[0]], item[0]))
     detail: dict[str, Any] = {
-        "index": position, "kind": "ui", "qid": qid, "action": action["action"],
+        "index": position, "kind": "ui", "qid": qid, "action": action.get("action", DEFAULT_ACTION),
         **({"value": action["value"]} if "value" in action else {}),
         "observed_in": [{"state": net.state_ids[state], "usable": ok,
                          "reachable": net.distance[state] >= 0,
@@ -218,11 +220,11 @@ def _route_to(
                      "to": net.state_ids[moves.target[transition]],
                      "qid": moves.qid[transition], "action": moves.action[transition],
                      "transition": transition})
-    fired = moves.fires.get((state, qid, action["action"]))
+    fired = moves.fires.get((state, qid, action.get("action", DEFAULT_ACTION)))
     after = moves.target[fired] if fired is not None else state
     step: dict[str, Any] = {"step": len(path) + 1, "kind": "act", "action_index": position,
                             "state": net.state_ids[state], "qid": qid,
-                            "action": action["action"]}
+                            "action": action.get("action", DEFAULT_ACTION)}
     if "value" in action:
         step["value"] = action["value"]
     step["to"] = net.state_ids[after]
@@ -235,4 +237,4 @@ def _route_to(
 def _oracle_counts(requirement: Mapping[str, Any]) -> dict[str, int]:
     oracles = (requirement.get("journey") or {}).get("oracles", [])
     return {"total": len(oracles),
-            "failing_capable": sum(oracle["failing_capable"] is True for oracle in oracles)}
+            "failing_capable": sum(oracle.get("failing_capable") is True for oracle in oracles)}

@@ -131,4 +131,4 @@ def raw_selector_message(value: Any) -> str:
     else:
         kind = "not a stable qid"
     return (f"{shown_value(value)} is {kind}: name the control by its stable qid as discovery "
-            "records it (letters, digits and _ . - only)")
+            "records it (letters, digits, spaces and _ . : - only)")

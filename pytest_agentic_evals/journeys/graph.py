@@ -69,7 +69,7 @@ def build_network(inventory: Document, graph: Document) -> tuple[Network | None,
         problems.append(Problem(graph.shown, "/initial_state", (
             f"initial state {initial_id!r} is not one of /states"
             f"{did_you_mean(initial_id, index)}")))
-    controls, observed, found = _controls(inventory, graph.shown, index)
+    controls, observed, found = _controls(inventory, graph.shown, index, initial_id)
     problems += found
     transitions, found = _transitions(graph, inventory.shown, index, controls)
     problems += found
@@ -102,10 +102,13 @@ def _states(graph: Document) -> tuple[list[str], dict[str, int], list[Problem]]:
 
 
 def _controls(
-    inventory: Document, graph_shown: str, index: dict[str, int],
+    inventory: Document, graph_shown: str, index: dict[str, int], initial_id: str,
 ) -> tuple[list[dict[str, bool]], dict[str, list[tuple[int, bool]]], list[Problem]]:
     """Per state, its controls (qid -> usable); per qid, where it was observed. The inventory
-    must list states of the graph, each once, and a qid once per state."""
+    must list states of the graph, each once, and a qid once per state.
+
+    An entry without ``state`` (the earlier tool's inventories) is read as observed in the
+    initial state; such entries are merged, a control usable when usable in any of them."""
     problems: list[Problem] = []
     controls: list[dict[str, bool]] = [{} for _ in index]
     observed: dict[str, list[tuple[int, bool]]] = {}
@@ -113,6 +116,9 @@ def _controls(
     for position, entry in enumerate(inventory.data["inventory"]):
         # Ids and pointers (``/inventory/N``) hold no characters to escape.
         here = f"/inventory/{position}"
+        if "state" not in entry:
+            _merge_stateless(entry, index.get(initial_id), controls, observed)
+            continue
         state_id = entry["state"]
         if state_id not in index:
             problems.append(Problem(inventory.shown, here + "/state", (
@@ -137,6 +143,22 @@ def _controls(
             here_controls[qid] = usable
             observed.setdefault(qid, []).append((state, usable))
     return controls, observed, problems
+
+
+def _merge_stateless(
+    entry: dict[str, Any], state: int | None, controls: list[dict[str, bool]],
+    observed: dict[str, list[tuple[int, bool]]],
+) -> None:
+    if state is None:  # an unknown initial state is reported by the caller
+        return
+    for control in entry["interactives"]:
+        qid = control["qid"]
+        usable = control["visible"] is True and control["enabled"] is True
+        if qid not in controls[state]:
+            observed.setdefault(qid, []).append((state, usable))
+        elif usable and not controls[state][qid]:
+            observed[qid] = [(s, ok or s == state) for s, ok in observed[qid]]
+        controls[state][qid] = controls[state].get(qid, False) or usable
 
 
 def _transitions(

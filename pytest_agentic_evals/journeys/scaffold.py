@@ -68,7 +68,7 @@ def _candidate(
     """One BOUND journey's case, or None and why it cannot have one."""
     rid = journey["requirement_id"]
     oracles = [o for o in requirement["journey"]["oracles"]
-               if o["failing_capable"] is True and "expected" in o]
+               if o.get("failing_capable") is True and "expected" in o]
     if not oracles:
         return None, ("no failing_capable oracle gives an expected check: a case that checks "
                       "only exit 0 proves nothing (add expected to an oracle)")
