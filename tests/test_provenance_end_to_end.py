@@ -49,6 +49,26 @@ def oracle_edited_openly() -> dict[str, Any]:
                    provenance={"prior_oracle_sha256": prov.source_oracle_sha256(original_case())})
 
 
+def test_edited_quietly() -> dict[str, Any]:
+    """The command was changed (the test itself), its prior hash kept, no flag declared."""
+    return fixture(command=["bash", "../run.sh", "Ada", "--loud"], provenance={
+        "prior_test_source_sha256": prov.source_test_sha256(original_case())})
+
+
+def repair_candidate(**repair: Any) -> dict[str, Any]:
+    """A repair of the test's steps, declared, with the hashes of the test it repairs."""
+    case = fixture()["cases"][0]
+    priors = {"prior_test_source_sha256": prov.source_test_sha256(case),
+              "prior_oracle_sha256": prov.source_oracle_sha256(case), **repair}
+    return fixture(execution_mode="test_repair", mutation_provenance={"step_changed": True},
+                   repair={k: v for k, v in priors.items() if v is not None})
+
+
+def external_pass_after_healing() -> dict[str, Any]:
+    return fixture(external_result={"provider": "browser-agent", "status": "passed",
+                                    "mutation_provenance": {"locator_healed": True}})
+
+
 def exploration_candidate() -> dict[str, Any]:
     return fixture(execution_mode="exploration", generated_test_lineage={"generation_id": "g1"})
 
@@ -80,6 +100,16 @@ SCENARIOS: dict[str, tuple[Any, int, str, str, str, str, list[str]]] = {
                              [prov.PROTECTED_SURFACE_CHANGED, prov.REPLAY_DECLARED_MUTATION]),
     "exploration-candidate": (exploration_candidate, 1, EITHER, "NOT_ESTABLISHED", "PASS",
                               "PASS", [prov.EXPLORATION_NOT_ADMITTED]),
+    "test-edited-quietly": (test_edited_quietly, 1, EITHER, "NOT_ESTABLISHED", "FAIL", "PASS",
+                            [prov.UNDECLARED_TEST_MUTATION]),
+    "test-repair-candidate": (repair_candidate, 1, EITHER, "NOT_ESTABLISHED", "PASS", "PASS",
+                              [prov.REPAIR_REQUIRES_REQUALIFICATION]),
+    "test-repair-without-prior-oracle": (
+        lambda: repair_candidate(prior_oracle_sha256=None), 1, EITHER, "NOT_ESTABLISHED", "FAIL",
+        "PASS", [prov.REPAIR_REQUIRES_REQUALIFICATION, prov.REPAIR_WITHOUT_PRIORS]),
+    "external-pass-after-healing": (
+        external_pass_after_healing, 1, EITHER, "NOT_ESTABLISHED", "FAIL", "PASS",
+        [prov.EXTERNAL_PASS_AFTER_MUTATION, prov.REPLAY_DECLARED_MUTATION]),
     # READY, and exit 0: the optional gen-1 trials that failed are shown, never fatal.
     "pinned-gen-2": (lambda: two_generations("gen-2"), 0, "READY", "PROVEN", "PASS", "PASS", []),
     "pinned-gen-1": (lambda: two_generations("gen-1"), 1, "NOT_READY", "FAILED", "PASS", "PASS",

@@ -51,6 +51,10 @@ def _clean() -> ModuleType:
     return importlib.import_module("pytest_agentic_evals.cli.clean")
 
 
+def _migrate() -> ModuleType:
+    return importlib.import_module("pytest_agentic_evals.cli.migrate")
+
+
 # name -> (its line in --help, the module that implements it), in the order --help lists them
 COMMANDS: dict[str, tuple[str, Callable[[], ModuleType]]] = {
     "run": ("run fixtures' cases as trials and gate on readiness", _run),
@@ -68,6 +72,8 @@ COMMANDS: dict[str, tuple[str, Callable[[], ModuleType]]] = {
                       "over the state graph (executes nothing)", _journeys),
     "schema": ("print a JSON Schema shipped with the package", _documents),
     "clean": ("remove finished run directories (failed trials' kept output)", _clean),
+    "migrate": ("rewrite files written for the earlier tool into today's preferred form "
+                "(prints the diff; --write writes)", _migrate),
 }
 
 

@@ -1,0 +1,171 @@
+"""Files written in the earlier tool's formats (tests/data/earlier/): they load, run and give
+the verdicts the earlier tool gave, or a stricter one whose message names the rule; and
+``migrate`` rewrites them without changing a verdict."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_agentic_evals.loading import load_fixture
+from pytest_agentic_evals.loading.migration import migrate
+
+from conftest import run_cli
+
+CORPUS = Path(__file__).parent / "data" / "earlier"
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    return Path(shutil.copytree(CORPUS, tmp_path / "earlier"))
+
+
+def run_report(fixture: Path, *extra: str) -> tuple[int, dict[str, Any]]:
+    result = run_cli("run", str(fixture), *extra, cwd=fixture.parent)
+    assert result.stdout, result.stderr
+    return result.returncode, json.loads(result.stdout)
+
+
+def verdicts(report: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "readiness": report["readiness"],
+        "cases": {case["name"]: case["outcome"] for case in report["cases"]},
+        "claims": {claim_id: claim["verdict"] for claim_id, claim in claims_of(report).items()},
+    }
+
+
+def claims_of(report: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in report["capability_readiness"].items()
+            if isinstance(value, dict) and "verdict" in value}
+
+
+def test_every_corpus_fixture_validates() -> None:
+    fixtures = [CORPUS / "greeter" / "fixtures" / "agentic_eval.json",
+                CORPUS / "greeter" / "fixtures" / "selftest" / "exemption.json"]
+    result = run_cli("validate", *map(str, fixtures))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("VALID: ") == 2
+
+
+def test_the_earlier_fixture_runs_ready_and_migrated_gives_the_same_verdict(
+    corpus: Path
+) -> None:
+    fixture = corpus / "greeter" / "fixtures" / "agentic_eval.json"
+    status, report = run_report(fixture)
+    # The earlier tool: the required cases pass, the optional provider case is blocked by
+    # its external blocker (never PASS), the critical claim is proven: READY, exit 0.
+    assert status == 0, report["readiness"]
+    assert verdicts(report) == {
+        "readiness": "READY",
+        "cases": {"greets": "PASS", "writes-greeting": "PASS", "refuses-empty-name": "PASS",
+                  "asks-provider": "BLOCKED"},
+        "claims": {"greets-by-name": "PROVEN"},
+    }
+    provider = report["cases"][3]
+    assert {t["outcome"] for t in provider["trials"]} == {"INFRA_BLOCKED"}
+    assert report["live"] is True and report["mocked"] is False
+    assert report["what_was_exercised"] == ["run.sh greets a name",
+                                            "run.sh refuses an empty name"]
+    assert report["application_identity"] == {"repo": {"sha": "3f2a9c1", "ref": "main"}}
+    assert report["cases"][0]["category_id"] == "x:greeter:greeting"
+
+    migrated = run_cli("migrate", str(fixture), "--write")
+    assert migrated.returncode == 0, migrated.stderr
+    assert '+      "criticality": "critical",' in migrated.stdout
+    data = json.loads(fixture.read_text())
+    assert data["capability_claims"][0]["criticality"] == "critical"
+    load_fixture(fixture)
+    status_after, after = run_report(fixture)
+    assert (status_after, verdicts(after)) == (status, verdicts(report))
+    # The cases were not touched: their identity is the same generation.
+    assert [c["oracle_sha256"] for c in after["cases"]] == \
+        [c["oracle_sha256"] for c in report["cases"]]
+    again = run_cli("migrate", str(fixture))
+    assert again.returncode == 0 and again.stdout == ""
+    assert "nothing to rewrite" in again.stderr
+
+
+def test_the_exemption_selftest_gives_the_earlier_verdict(corpus: Path) -> None:
+    fixture = corpus / "greeter" / "fixtures" / "selftest" / "exemption.json"
+    status, report = run_report(fixture)
+    # Earlier: both important claims PARTIALLY_PROVEN, one with live_e2e exempt; no critical
+    # claim, so not every claim PROVEN means NOT_READY, exit 1.
+    assert status == 1
+    assert verdicts(report)["claims"] == {"greets-by-name": "PARTIALLY_PROVEN",
+                                          "refuses-empty-names": "PARTIALLY_PROVEN"}
+    # The earlier tool said NOT_READY (no critical claim and not every claim PROVEN); here
+    # some evidence is proven and none failed: USABLE_WITH_GAPS, never READY, the same exit 1.
+    assert report["readiness"] == "USABLE_WITH_GAPS"
+    claims = claims_of(report)
+    [exemption] = claims["greets-by-name"]["exempt_evidence"]
+    assert exemption["evidence_class"] == "live_e2e"
+    assert claims["refuses-empty-names"]["exempt_evidence"] == []
+    assert exemption["review_date"] == "2027-03-01"
+    assert exemption["forfeits"] == ["live latency figures"]
+
+
+def test_coverage_accepts_seams_with_claim_ids(corpus: Path) -> None:
+    result = run_cli("coverage", "show", "greeter", "--json", cwd=corpus)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    text = json.dumps(report)
+    assert '"claim_id": "greets-by-name"' in text
+    assert "name dropped" in text
+
+
+def test_plan_journeys_reads_the_earlier_inputs(corpus: Path) -> None:
+    journeys = corpus / "journeys"
+    result = run_cli("plan-journeys", "--fixture", "../greeter/fixtures/agentic_eval.json",
+                     "--requirements", "requirements.json",
+                     "--interaction-inventory", "discovery-inventory.json",
+                     "--state-graph", "state-graph.json", "-o", "plan.json", cwd=journeys)
+    assert result.returncode == 0, result.stderr
+    plan = json.loads((journeys / "plan.json").read_text())
+    status = {j["requirement_id"]: j["binding_status"] for j in plan["journeys"]}
+    # Earlier: observed = every listed control; REQ-help's control was never observed.
+    assert status == {"REQ-greet": "BOUND", "REQ-help": "UNBOUND"}
+    greet = next(j for j in plan["journeys"] if j["requirement_id"] == "REQ-greet")
+    assert greet["weak_oracle"] is False
+
+
+def test_plan_journeys_still_refuses_raw_selectors(corpus: Path) -> None:
+    journeys = corpus / "journeys"
+    data = json.loads((journeys / "requirements.json").read_text())
+    for qid in ("li:nth-child(2)", "form:contains", "#submit", "//button", "xpath:a"):
+        data["requirements"][0]["journey"]["actions"][1]["qid"] = qid
+        (journeys / "requirements.json").write_text(json.dumps(data))
+        result = run_cli("plan-journeys", "--fixture", "../greeter/fixtures/agentic_eval.json",
+                         "--requirements", "requirements.json",
+                         "--interaction-inventory", "discovery-inventory.json",
+                         "--state-graph", "state-graph.json", "-o", "plan.json", cwd=journeys)
+        assert result.returncode == 2, qid
+        assert "qid" in result.stderr and "Traceback" not in result.stderr, qid
+
+
+def test_migrate_rewrites_the_inventory_schema_and_keeps_the_plan(corpus: Path) -> None:
+    inventory = corpus / "journeys" / "discovery-inventory.json"
+    data = json.loads(inventory.read_text())
+    new, rewrites = migrate(data)
+    assert new["schema"] == "agentic_evals.discovery_inventory.v1"
+    assert rewrites == ["/schema: test_interactions.discovery.v1 -> "
+                        "agentic_evals.discovery_inventory.v1"]
+    assert data["schema"] == "test_interactions.discovery.v1"  # the input is not changed
+    dry = run_cli("migrate", str(inventory))
+    assert dry.returncode == 0
+    assert "-  \"schema\": \"test_interactions.discovery.v1\"," in dry.stdout
+    assert json.loads(inventory.read_text()) == data  # not written without --write
+
+
+def test_migrate_refuses_what_it_does_not_know(tmp_path: Path) -> None:
+    other = tmp_path / "other.json"
+    other.write_text('{"hello": 1}')
+    broken = tmp_path / "broken.json"
+    broken.write_text("{")
+    for path in (other, broken, tmp_path / "missing.json"):
+        result = run_cli("migrate", str(path))
+        assert result.returncode == 2, path
+        assert "Traceback" not in result.stderr
