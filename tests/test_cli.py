@@ -430,7 +430,8 @@ def test_run_without_keep_workspaces_removes_passing_trials_workspaces(skill: Sk
 @pytest.mark.parametrize(
     ("option", "message"),
     [(["--trials", "many"], "argument --trials: 'many' is not a valid int"),
-     (["--timeout", "0"], "argument --timeout: '0' must be at least 0.001")],
+     # --timeout-seconds is the earlier tool's spelling of the same option
+     (["--timeout", "0"], "argument --timeout/--timeout-seconds: '0' must be at least 0.001")],
     ids=["trials", "timeout"],
 )
 def test_run_a_bad_option_exits_2_and_runs_nothing(
