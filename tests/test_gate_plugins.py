@@ -264,6 +264,45 @@ def test_skip_and_xfail_applied_by_a_conftest_make_trials_not_tested(
     assert report["readiness"] != "READY"
 
 
+SECOND_ATTEMPT_PASSES = """
+import copy
+
+CONFIG = []
+
+def pytest_configure(config):
+    CONFIG.append(config)
+
+def pytest_runtest_logreport(report):
+    # Another attempt of every trial, reported as a pass after the real one.
+    result = getattr(report, "agentic_evals", None)
+    if report.when != "call" or result is None or getattr(report, "again", False):
+        return
+    again = copy.copy(report)
+    again.again = True
+    again.outcome = "passed"
+    again.agentic_evals = {**result, "outcome": "PASS", "problems": []}
+    CONFIG[0].hook.pytest_runtest_logreport(report=again)
+"""
+
+
+def test_a_later_passing_attempt_never_replaces_a_trial_that_did_not_pass(
+    pytester: pytest.Pytester,
+) -> None:
+    data = with_broken_case()
+    data["cases"].append({"name": "stubbed", "type": "positive",
+                          "command": ["bash", "../run.sh", "Cy"],
+                          "blocked_when_stdout_contains": ["hello, Cy"],
+                          "expected": {"exit_code": 0}})
+    make_skill(pytester, data)
+    pytester.makeconftest(SECOND_ATTEMPT_PASSES)
+    result = run_pytest(pytester, [])
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    cases = verdicts(read_report(pytester))["cases"]
+    assert cases["broken"] == ("FAIL", ["FAIL", "FAIL"])
+    assert cases["stubbed"] == ("BLOCKED", ["BLOCKED", "BLOCKED"])
+    assert cases["greets"] == ("PASS", ["PASS", "PASS"])
+
+
 # -- attack 8: skills with config files of their own, several in one run ---------------------
 
 

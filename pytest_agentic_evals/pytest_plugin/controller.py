@@ -28,7 +28,7 @@ from pytest_agentic_evals.expectations.builtin import extra_schemas
 from pytest_agentic_evals.jsonio import write_json_atomically, write_text_atomically
 from pytest_agentic_evals.loading import load_fixture
 from pytest_agentic_evals.loading.fixture import FixtureError
-from pytest_agentic_evals.model import FAIL, Fixture
+from pytest_agentic_evals.model import PASS, Fixture
 from pytest_agentic_evals.pytest_plugin.kinds import PluginError, gather_kinds
 from pytest_agentic_evals.pytest_plugin.nodes import parse_trial_nodeid, rejected_file
 from pytest_agentic_evals.pytest_plugin.regressions import RegressionResults
@@ -120,8 +120,9 @@ class Controller:
         fixture_nodeid, case, trial = key
         result = getattr(report, RESULT_ATTRIBUTE, None)
         earlier = self.results[fixture_nodeid].get((case, trial))
-        if earlier is not None and earlier["outcome"] == FAIL:
-            return  # every attempt counts: a later attempt never turns a failed trial back
+        if earlier is not None and earlier["outcome"] != PASS:
+            return  # every attempt counts: a later attempt never turns a trial that did not
+            # pass (failed, blocked) into a pass
         if result is not None:
             self.results[fixture_nodeid][(case, trial)] = share_parts(result, self.shared)
         elif report.failed and (case, trial) not in self.results[fixture_nodeid]:
