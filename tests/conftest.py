@@ -9,6 +9,7 @@ import signal
 import stat
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -158,3 +159,24 @@ def mutate_json(draw: Any, document: Any, scalars: Any, keys: Any) -> Any:
         else:
             container.append(copy.deepcopy(draw(scalars)))
     return document
+
+
+def marker() -> str:
+    """A sleep duration no other process on the machine has on its command line."""
+    return f"{300 + uuid.uuid4().int % 10_000}.{uuid.uuid4().int % 1_000_000:06d}"
+
+
+def alive_with(text: str) -> list[int]:
+    """Live (not zombie) processes of the host whose command line contains ``text``."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            command = Path(f"/proc/{name}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            state = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError, UnicodeDecodeError):
+            continue
+        if text in command and state != "Z":
+            found.append(int(name))
+    return found

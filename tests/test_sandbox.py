@@ -41,34 +41,13 @@ from pytest_agentic_evals.loading.fixture import FixtureError
 from pytest_agentic_evals.model import SANDBOX_MODES
 from pytest_agentic_evals.pytest_plugin import settings as settings_module
 
-from conftest import MODES, Skill, make_skill, run_cli, skill_fixture
+from conftest import MODES, Skill, alive_with, make_skill, marker, run_cli, skill_fixture
 
 BWRAP = available_bwrap()
 pytestmark = pytest.mark.skipif(
     BWRAP.problem is not None, reason=f"no sandbox on this machine: {BWRAP.problem}"
 )
 NO_HANG_SECONDS = 30.0
-
-
-def marker() -> str:
-    """A sleep duration no other process on the machine has on its command line."""
-    return f"{300 + uuid.uuid4().int % 10_000}.{uuid.uuid4().int % 1_000_000:06d}"
-
-
-def alive_with(text: str) -> list[int]:
-    """Live (not zombie) processes of the host whose command line contains ``text``."""
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == os.getpid():
-            continue
-        try:
-            command = Path(f"/proc/{name}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-            state = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError, UnicodeDecodeError):
-            continue
-        if text in command and state != "Z":
-            found.append(int(name))
-    return found
 
 
 def describe(pids: list[int]) -> list[str]:

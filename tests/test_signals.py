@@ -16,7 +16,6 @@ import subprocess
 import sys
 import textwrap
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -24,33 +23,12 @@ import pytest
 
 from pytest_agentic_evals.execution.sandbox import available_bwrap
 
-from conftest import make_skill, skill_fixture
+from conftest import alive_with, make_skill, marker, skill_fixture
 
 NO_HANG_SECONDS = 120.0
 AGENTIC_EVALS = str(Path(sys.executable).parent / "agentic-evals")
 SANDBOX = available_bwrap().problem is None
 needs_sandbox = pytest.mark.skipif(not SANDBOX, reason="no sandbox on this machine")
-
-
-def marker() -> str:
-    """A sleep duration no other process on the machine has on its command line."""
-    return f"{300 + uuid.uuid4().int % 10_000}.{uuid.uuid4().int % 1_000_000:06d}"
-
-
-def alive_with(text: str) -> list[int]:
-    """Live (not zombie) processes of the host whose command line contains ``text``."""
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == os.getpid():
-            continue
-        try:
-            command = Path(f"/proc/{name}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-            state = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError, UnicodeDecodeError):
-            continue
-        if text in command and state != "Z":
-            found.append(int(name))
-    return found
 
 
 def sleeping(m: str) -> list[int]:
@@ -210,10 +188,8 @@ def test_pytest_and_its_trials_die_with_a_killed_cli(pytester: pytest.Pytester) 
         wait_for(lambda: len(sleeping(m)) >= 2, "the trial never started", cli)
         cli.kill()  # SIGKILL to the CLI alone: it can forward nothing
         cli.wait()
-        deadline = time.monotonic() + NO_HANG_SECONDS
-        while alive_with(str(fixture)) or alive_with(f"sleep {m}"):
-            assert time.monotonic() < deadline, "pytest or its trial outlived the CLI"
-            time.sleep(0.05)
+        wait_for(lambda: not (alive_with(str(fixture)) or alive_with(f"sleep {m}")),
+                 "pytest or its trial outlived the CLI")
     finally:
         for pid in alive_with(str(fixture)) + alive_with(f"sleep {m}"):
             os.kill(pid, signal.SIGKILL)
@@ -252,10 +228,7 @@ def test_unsandboxed_trials_die_with_a_killed_runner(
         wait_for(lambda: len(sleeping(m)) >= 2, "the trial never started", runner)
         runner.kill()  # SIGKILL: the runner cleans nothing up itself
         runner.wait()
-        deadline = time.monotonic() + NO_HANG_SECONDS
-        while alive_with(f"sleep {m}"):
-            assert time.monotonic() < deadline, "outlived the runner"
-            time.sleep(0.05)
+        wait_for(lambda: not alive_with(f"sleep {m}"), "outlived the runner")
     finally:
         for pid in alive_with(f"sleep {m}"):
             os.kill(pid, signal.SIGKILL)
@@ -276,10 +249,7 @@ def test_a_session_killed_outright_takes_its_sandboxed_trials_with_it(
                  session)
         os.killpg(session.pid, signal.SIGKILL)  # controller and workers, no cleanup at all
         session.wait()
-        deadline = time.monotonic() + NO_HANG_SECONDS
-        while alive_with(f"sleep {m}"):
-            assert time.monotonic() < deadline, "outlived the runner"
-            time.sleep(0.05)
+        wait_for(lambda: not alive_with(f"sleep {m}"), "outlived the runner")
     finally:
         for pid in alive_with(f"sleep {m}"):
             os.kill(pid, signal.SIGKILL)
