@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import http.server
 import json
 import os
 import signal
 import stat
 import subprocess
 import sys
+import threading
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -180,3 +184,31 @@ def alive_with(text: str) -> list[int]:
         if text in command and state != "Z":
             found.append(int(name))
     return found
+
+
+class _Hello(http.server.BaseHTTPRequestHandler):
+    """Says which Host and path it was asked for, so a test sees where a request landed."""
+
+    def do_GET(self) -> None:
+        body = f"hello from {self.headers.get('Host', '?').split(':')[0]} {self.path}\n".encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # keep the test output clean
+
+
+@contextlib.contextmanager
+def hello_origin() -> Iterator[int]:
+    """An HTTP server on a free loopback port (yielded) that answers every GET with hello."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hello)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)

@@ -9,7 +9,6 @@ Refused hosts are never resolved at all.
 
 from __future__ import annotations
 
-import http.server
 import json
 import shutil
 import socket
@@ -32,7 +31,7 @@ from pytest_agentic_evals.loading import fixture_from_data
 from pytest_agentic_evals.loading.fixture import FixtureError, fixture_schema
 from pytest_agentic_evals.schemas import schema_text
 
-from conftest import MODES, Skill, make_skill, run_cli, skill_fixture
+from conftest import MODES, Skill, hello_origin, make_skill, run_cli, skill_fixture
 
 CURL = shutil.which("curl")
 needs_curl = pytest.mark.skipif(CURL is None, reason="curl is not installed")
@@ -45,31 +44,10 @@ LOCAL_HOSTS = ",".join(f"{host}=127.0.0.1" for host in TEST_HOSTS)
 # ---------------------------------------------------------------------------------------------
 
 
-class _Hello(http.server.BaseHTTPRequestHandler):
-    """Says which Host and path it was asked for, so a test sees where a request landed."""
-
-    def do_GET(self) -> None:
-        body = f"hello from {self.headers.get('Host', '?').split(':')[0]} {self.path}\n".encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass  # keep the test output clean
-
-
 @pytest.fixture
 def origin() -> Iterator[int]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hello)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server.server_address[1]
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
+    with hello_origin() as port:
+        yield port
 
 
 @pytest.fixture

@@ -9,11 +9,9 @@ ask for are mapped to that server with AGENTIC_EVALS_PROXY_HOSTS.
 
 from __future__ import annotations
 
-import http.server
 import json
 import shutil
 import sys
-import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -22,7 +20,7 @@ import pytest
 from pytest_agentic_evals.execution.sandbox import PROXY_PORT, available_bwrap
 from pytest_agentic_evals.expectations import proxy as px
 
-from conftest import MODES, make_skill, skill_fixture
+from conftest import MODES, hello_origin, make_skill, skill_fixture
 
 BWRAP = available_bwrap()
 CURL = shutil.which("curl")
@@ -82,30 +80,11 @@ except OSError as exc:
 """
 
 
-class _Hello(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        body = f"hello from {self.headers.get('Host', '?').split(':')[0]}\n".encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
 @pytest.fixture
 def origin(monkeypatch: pytest.MonkeyPatch) -> Iterator[int]:
     monkeypatch.setenv(px.LOCAL_HOSTS_VARIABLE, "allowed.test=127.0.0.1,evil.test=127.0.0.1")
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hello)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server.server_address[1]
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
+    with hello_origin() as port:
+        yield port
 
 
 def case(name: str, command: list[str], expected: dict[str, Any], **keys: Any) -> dict[str, Any]:
