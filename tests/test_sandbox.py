@@ -27,6 +27,7 @@ from typing import Any
 
 import pytest
 
+import pytest_agentic_evals
 from pytest_agentic_evals.execution.confined import run_confined
 from pytest_agentic_evals.execution.process import ProcessResult
 from pytest_agentic_evals.execution.sandbox import (
@@ -285,6 +286,34 @@ def visible(tmp_path: Path) -> Iterator[Path]:
         yield base
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def test_the_runners_own_installation_stays_visible_where_tmp_is_hidden(
+    pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A runner whose package lives in /tmp (a checkout there, installed in editable mode):
+    its trials still import it, read-only, although the sandbox hides the rest of /tmp."""
+    source = Path(pytest_agentic_evals.__file__).parent
+    installed = tmp_path_factory.mktemp("runner-checkout")  # under /tmp, outside the skill
+    shutil.copytree(source, installed / "pytest_agentic_evals",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    data = skill_fixture(sandbox="required")
+    data["cases"].append({
+        "name": "imports-the-runner", "type": "positive", "required": False,
+        "command": [sys.executable, "-c",
+                    "import pytest_agentic_evals as p, pathlib; print(p.__file__); "
+                    "pathlib.Path(p.__file__).write_text('')"],
+        "expected": {"exit_code": 1, "stdout_contains": [str(installed)],
+                     "stderr_contains": ["Read-only file system"]}})
+    make_skill(pytester, data)
+    monkeypatch.setenv("PYTHONPATH", str(installed))
+    result = pytester.runpytest_subprocess("--agentic-evals", "-p", "no:randomly",
+                                           "--agentic-evals-report", "report.json")
+    report = json.loads((pytester.path / "report.json").read_text())
+    case = next(c for c in report["cases"] if c["name"] == "imports-the-runner")
+    assert case["outcome"] == "PASS", (case["problems"], result.stdout.str())
+    assert report["readiness"] == "READY"
 
 
 def test_only_the_workspace_scratch_tmp_home_and_declared_paths_are_writable(

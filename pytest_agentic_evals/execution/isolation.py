@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_agentic_evals.execution.confined import RELAY_PROGRAM, run_confined
+from pytest_agentic_evals.execution.confined import run_confined
 from pytest_agentic_evals.execution.process import ProcessResult, run_process
 from pytest_agentic_evals.execution.rundirs import runs_root
 from pytest_agentic_evals.execution.sandbox import (
@@ -25,6 +24,7 @@ from pytest_agentic_evals.execution.sandbox import (
     available_bwrap,
     decide,
     missing_writable,
+    runner_installation,
 )
 from pytest_agentic_evals.expectations.domains import DomainPolicy, unenforced_report
 from pytest_agentic_evals.expectations.proxy import DomainProxy, proxy_environment
@@ -103,7 +103,7 @@ def launch(
             plan = MountPlan(
                 workspace=place.workspace, scratch=place.scratch, cwd=place.cwd,
                 network=network, writable=case.writable_paths,
-                readable=(*place.readable, *net.visible()),
+                readable=(*place.readable, *runner_installation(), *net.visible()),
                 hidden=(runs_root(), *settings.hidden),
             )
             process = run_confined(argv, cwd=place.cwd, env=env, timeout=timeout,
@@ -168,13 +168,8 @@ class _Network:
         return env if self.proxy is None else proxy_environment(env, self.proxy.url)
 
     def visible(self) -> tuple[Path, ...]:
-        """What the relay needs to see: the proxy's socket, and the interpreter and program
-        that run it, also where the sandbox hides their surroundings (a virtualenv in /tmp)."""
-        if self.directory is None:
-            return ()
-        interpreter = Path(os.path.realpath(sys.executable)).parent
-        return (Path(self.directory), Path(sys.prefix), Path(sys.base_prefix), interpreter,
-                Path(RELAY_PROGRAM).parent)
+        """What the relay needs to see beyond the runner's installation: the proxy's socket."""
+        return () if self.directory is None else (Path(self.directory),)
 
     def relay(self) -> tuple[Path, int] | None:
         if self.proxy is None or self.proxy.unix_path is None:

@@ -24,6 +24,7 @@ import functools
 import importlib
 import os
 import subprocess
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -237,6 +238,17 @@ def sandbox_environment(env: Mapping[str, str]) -> dict[str, str]:
     inside.update({"HOME": PRIVATE_HOME, "TMPDIR": PRIVATE_TEMPDIR, "TMP": PRIVATE_TEMPDIR,
                    "TEMP": PRIVATE_TEMPDIR})
     return inside
+
+
+@functools.cache
+def runner_installation() -> tuple[Path, ...]:
+    """The runner's own interpreter, virtualenv and package, shown read-only to every
+    sandboxed trial even where the sandbox hides their surroundings (a checkout or virtualenv
+    in /tmp): a trial may run what is installed beside the runner (``agentic-evals`` itself,
+    or the relay of network mode ``proxy``)."""
+    interpreter = Path(os.path.realpath(sys.executable)).parent
+    package = Path(__file__).resolve().parent.parent
+    return Path(sys.prefix), Path(sys.base_prefix), interpreter, package
 
 
 def missing_writable(paths: Sequence[Path]) -> list[Path]:
