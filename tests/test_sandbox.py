@@ -36,6 +36,7 @@ from pytest_agentic_evals.execution.sandbox import (
     SandboxSettings,
     available_bwrap,
     decide,
+    runner_installation,
 )
 from pytest_agentic_evals.loading import fixture_from_data
 from pytest_agentic_evals.loading.fixture import FixtureError
@@ -86,6 +87,8 @@ def sandboxed(tmp_path: Path) -> Sandboxed:
 
     def run(argv: list[str], *, timeout: float = 20, **plan: Any) -> ProcessResult:
         plan.setdefault("network", "host")
+        # As a trial's plan does: the runner's interpreter stays visible wherever it lives.
+        plan["readable"] = (*plan.get("readable", ()), *runner_installation())
         return run_confined(
             argv, cwd=workspace, env=dict(os.environ), timeout=timeout,
             output_dir=tmp_path / "output", bwrap=str(BWRAP.path),
