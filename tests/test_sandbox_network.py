@@ -1,8 +1,8 @@
 """The sandbox's network: modes proxy (default), none and host, with the real bwrap.
 
 A server runs on the host's loopback, outside every trial's network namespace. In mode proxy
-a trial reaches it only through its domain proxy (a Unix socket outside, bridged to a loopback
-port inside): a raw socket or ``curl --noproxy '*'`` fails, and every spelling of a refused
+a trial reaches it only through its domain proxy (outside, accepting on a port of the trial's
+own loopback): a raw socket or ``curl --noproxy '*'`` fails, and every spelling of a refused
 address and every Host header that disagrees with its target is refused. The names the trials
 ask for are mapped to that server with AGENTIC_EVALS_PROXY_HOSTS.
 """
@@ -194,5 +194,5 @@ def test_network_modes_through_the_plugin(
         assert "connects directly" in trial["domains"]["note"]
         assert trial["domains"]["contacted"] == ["allowed.test"]
 
-    # The relay is the runner's: never a process the trial left behind.
+    # Nothing of the runner's bridge is a process the trial left behind.
     assert all(t["left_behind_processes"] == [] for c in cases.values() for t in c["trials"])

@@ -8,9 +8,13 @@ the trial's command as its child and talks to the runner over its stdin, a Unix 
       <- info fd: host pid of init        `-- init: sh -c SUPERVISOR      (pid 1 inside)
       -> "go"                                    `-- the trial's command  (pid 2 inside)
       <- "ready"
-      (network mode proxy: pid 2 first starts the relay, a loopback port bridged to the
-       domain proxy's Unix socket, and execs the command once the relay listens)
-      <- "relay PID" (proxy mode; the command starts)
+      (network mode proxy: the runner makes a socket listening on the namespace's loopback,
+       see :mod:`netns`, and its domain proxy accepts on it from outside)
+      -> "go": the command starts
+      (where the runner cannot enter the namespace: "relay" instead, and pid 2 first starts
+       a relay, a loopback port bridged to the proxy's Unix socket, and execs the command
+       once the relay listens)
+      <- "relay PID"
       <- "exit N"
       the runner lists the namespace's own /proc: every live process but init is left behind
       SIGKILL to init: the kernel kills everything else in the namespace with it
@@ -48,7 +52,7 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, Protocol
 
 from pytest_agentic_evals.execution.process import (
     LeftBehindProcess,
@@ -63,7 +67,7 @@ from pytest_agentic_evals.execution.sandbox import (
     sandbox_environment,
 )
 
-__all__ = ["SUPERVISOR", "SUPERVISOR_RELAY", "run_confined"]
+__all__ = ["SUPERVISOR", "SUPERVISOR_RELAY", "Bridge", "run_confined"]
 
 # Runs as the namespace's init, with the trial's argv as "$@" and the runner's socket as stdin.
 # It ends (and the namespace with it) when the runner closes the socket or kills it. Its own
@@ -73,12 +77,14 @@ __all__ = ["SUPERVISOR", "SUPERVISOR_RELAY", "run_confined"]
 # and becomes the command with exec (one fork, as for a simple command).
 SUPERVISOR = ('exec 3>&2 2>/dev/null; echo ready >&0 && read -r go && '
               '{ (exec "$@") </dev/null 2>&3 3>&-; echo "exit $?" >&0; read -r done; }')
-# Network mode proxy: the same, but the subshell first starts the relay (with the arguments
-# before the command: python, the relay program, the proxy's socket, the port) and execs the
-# command only once the relay listens. The relay's pid goes to the runner on the socket.
+# Network mode proxy: the same, with four arguments before the command (python, the relay
+# program, the proxy's socket, the port). When the runner says "relay" instead of "go", the
+# subshell first starts the relay and execs the command only once the relay listens; the
+# relay's pid goes to the runner on the socket.
 SUPERVISOR_RELAY = ('exec 3>&2 2>/dev/null; echo ready >&0 && read -r go && '
-                    '{ (r=$1 s=$2 u=$3 p=$4; shift 4; "$r" -I -S "$s" "$u" "$p" >&0 </dev/null '
-                    '&& exec "$@" </dev/null) 2>&3 3>&-; echo "exit $?" >&0; read -r done; }')
+                    '{ (r=$1 s=$2 u=$3 p=$4; shift 4; if [ "$go" = relay ]; then '
+                    '"$r" -I -S "$s" "$u" "$p" >&0 </dev/null || exit; fi; '
+                    'exec "$@" </dev/null) 2>&3 3>&-; echo "exit $?" >&0; read -r done; }')
 RELAY_PROGRAM = str(Path(__file__).with_name("relay.py"))
 SETUP_SECONDS = 30.0
 # Left-behind candidates are looked at again after this pause: a process caught while it was
@@ -88,6 +94,22 @@ NAMING_ROUNDS = 5
 LISTING_ROUNDS = 50
 _SIGKILL_MASK = 1 << (signal.SIGKILL - 1)
 _MAX_LINE = 256
+
+
+class Bridge(Protocol):
+    """How a sandbox in network mode ``proxy`` reaches its domain proxy."""
+
+    socket_path: Path
+    """Where the proxy listens when the relay is needed (its directory is visible in the
+    sandbox)."""
+    port: int
+    """The port on the sandbox's loopback that the trial is told about."""
+
+    def attach(self, init_pid: int) -> bool:
+        """Once the namespace exists (``init_pid``: its init's host pid), serve the proxy on
+        ``port`` of its loopback: True; or, where that cannot be done, listen on
+        ``socket_path`` for the relay: False. Raises OSError when neither can be done."""
+        ...
 
 
 def run_confined(
@@ -100,13 +122,13 @@ def run_confined(
     plan: MountPlan,
     bwrap: str,
     grace_seconds: float = 1.0,
-    relay: tuple[Path, int] | None = None,
+    bridge: Bridge | None = None,
 ) -> ProcessResult:
     """Run ``argv`` (no shell) in a sandbox made from ``plan``; nothing of it survives the call.
 
     ``env`` is the complete environment of the command (HOME and the temporary directory are
-    set to the sandbox's private ones). ``relay``: the domain proxy's Unix socket (visible in
-    the sandbox) and the loopback port inside to bridge to it, started before the command.
+    set to the sandbox's private ones). ``bridge``: network mode proxy, the domain proxy to
+    attach before the command starts.
     """
     output_dir.mkdir(parents=True, exist_ok=True)
     stdout_path, stderr_path = output_dir / "stdout", output_dir / "stderr"
@@ -117,7 +139,7 @@ def run_confined(
         result.start_error = start_problem(argv, cwd, env)
         if result.start_error is not None:
             return result
-        sandbox = _Sandbox.start(bwrap, plan, argv, env, out, err, relay)
+        sandbox = _Sandbox.start(bwrap, plan, argv, env, out, err, bridge)
     try:
         sandbox.run(result, stderr_path, timeout, grace_seconds)
     finally:
@@ -129,25 +151,25 @@ class _Sandbox:
     """One running bwrap: its monitor process, the supervisor's socket, and init."""
 
     def __init__(self, monitor: subprocess.Popen[bytes], channel: socket.socket,
-                 info: int) -> None:
+                 info: int, bridge: Bridge | None) -> None:
         self.monitor = monitor
         self.channel = channel
         self.info = info
+        self.bridge = bridge
         self.buffer = b""
         self.init_pid: int | None = None
         self.init_fd: int | None = None
-        self.relayed = False
         self.relay_pid: int | None = None
 
     @classmethod
     def start(cls, bwrap: str, plan: MountPlan, argv: Sequence[str], env: Mapping[str, str],
-              out: IO[bytes], err: IO[bytes], relay: tuple[Path, int] | None) -> _Sandbox:
+              out: IO[bytes], err: IO[bytes], bridge: Bridge | None) -> _Sandbox:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         info_read, info_write = os.pipe()
         supervisor = [SHELL, "-c", SUPERVISOR, "sh"]
-        if relay is not None:
+        if bridge is not None:
             supervisor = [SHELL, "-c", SUPERVISOR_RELAY, "sh", sys.executable, RELAY_PROGRAM,
-                          str(relay[0]), str(relay[1])]
+                          str(bridge.socket_path), str(bridge.port)]
         command = [bwrap, *bwrap_arguments(plan), "--info-fd", str(info_write),
                    "--", *supervisor, *argv]
         try:
@@ -162,24 +184,23 @@ class _Sandbox:
         finally:
             theirs.close()
             os.close(info_write)
-        sandbox = cls(monitor, ours, info_read)
-        sandbox.relayed = relay is not None
-        return sandbox
+        return cls(monitor, ours, info_read, bridge)
 
     def run(self, result: ProcessResult, stderr_path: Path, timeout: float,
             grace_seconds: float) -> None:
         setup_deadline = time.monotonic() + SETUP_SECONDS
         try:
-            # Said before the supervisor asks: the command starts as soon as bwrap is done,
-            # without a round trip through the runner.
-            self.channel.sendall(b"go\n")
+            if self.bridge is None:
+                # Said before the supervisor asks: the command starts as soon as bwrap is
+                # done, without a round trip through the runner.
+                self.channel.sendall(b"go\n")
             ready = self._line(setup_deadline)
         except (OSError, TimeoutError):  # bwrap gone already, or stuck
             ready = None
         if ready != "ready" or not self._find_init(setup_deadline):
             result.setup_error = _bwrap_failure(stderr_path, self.monitor)
             return
-        if self.relayed and not self._relay_started(result, stderr_path, setup_deadline):
+        if self.bridge is not None and not self._attach(result, stderr_path, setup_deadline):
             return
         root = f"/proc/{self.init_pid}/root/proc"
         started = time.monotonic()
@@ -202,6 +223,22 @@ class _Sandbox:
         if (status is None and not result.timed_out) or not self._init_alive():
             result.integrity_error = ("the sandbox's supervisor was gone before the runner "
                                       "ended it: what the trial left behind is unknown")
+
+    def _attach(self, result: ProcessResult, stderr_path: Path, deadline: float) -> bool:
+        """Attach the domain proxy, then let the command start (through the relay where the
+        proxy could not be served inside); else the trial is a setup error (it never ran)."""
+        assert self.bridge is not None and self.init_pid is not None
+        try:
+            served_inside = self.bridge.attach(self.init_pid)
+        except OSError as exc:
+            result.setup_error = f"could not start the domain proxy: {exc}"
+            return False
+        try:
+            self.channel.sendall(b"go\n" if served_inside else b"relay\n")
+        except OSError:
+            result.setup_error = _bwrap_failure(stderr_path, self.monitor)
+            return False
+        return served_inside or self._relay_started(result, stderr_path, deadline)
 
     def _relay_started(self, result: ProcessResult, stderr_path: Path,
                        deadline: float) -> bool:

@@ -6,7 +6,6 @@ Kept free of pytest imports, like the process runner.
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from collections.abc import Mapping
@@ -14,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_agentic_evals.execution.confined import run_confined
+from pytest_agentic_evals.execution.confined import Bridge, run_confined
+from pytest_agentic_evals.execution.netns import listen_inside
 from pytest_agentic_evals.execution.process import ProcessResult, run_process
 from pytest_agentic_evals.execution.rundirs import runs_root
 from pytest_agentic_evals.execution.sandbox import (
@@ -108,16 +108,17 @@ def launch(
             )
             process = run_confined(argv, cwd=place.cwd, env=env, timeout=timeout,
                                    output_dir=place.output, plan=plan, bwrap=bwrap,
-                                   relay=net.relay())
+                                   bridge=net.bridge())
     return Launched(isolation, process=process, domains=net.domains())
 
 
 class _Network:
     """A trial's way out, by network mode, and its ``domains`` entry.
 
-    * sandboxed, ``proxy``: a proxy on a Unix socket, bridged to a loopback port inside the
-      sandbox; the only way out, so its rules are enforced. A case without rules gets one too,
-      allowing every host and recording what was contacted.
+    * sandboxed, ``proxy``: a proxy accepting on a port of the sandbox's own loopback (or on a
+      Unix socket that a relay inside bridges to that port); the only way out, so its rules
+      are enforced. A case without rules gets one too, allowing every host and recording
+      what was contacted.
     * sandboxed, ``none``: no way out; rules hold trivially (nothing is contacted).
     * ``host``, or no sandbox: a case with rules gets a proxy on the host's loopback, which a
       client that ignores the proxy variables bypasses: not enforced, and said so.
@@ -140,8 +141,9 @@ class _Network:
         try:  # the command never runs without the guard its case asked for
             self.proxy = DomainProxy.from_environment(self.policy)
             if bridged:
+                # Started once the sandbox exists (attach): its socket is made in there.
+                self.proxy.inside_port = PROXY_PORT
                 self.directory = tempfile.mkdtemp(prefix="proxy-", dir=_socket_parent())
-                self.proxy.start(os.path.join(self.directory, "s"), PROXY_PORT)
             else:
                 self.proxy.start()
                 self.proxy.enforced = False
@@ -168,13 +170,14 @@ class _Network:
         return env if self.proxy is None else proxy_environment(env, self.proxy.url)
 
     def visible(self) -> tuple[Path, ...]:
-        """What the relay needs to see beyond the runner's installation: the proxy's socket."""
+        """What a relay would need to see beyond the runner's installation: the directory of
+        the proxy's Unix socket."""
         return () if self.directory is None else (Path(self.directory),)
 
-    def relay(self) -> tuple[Path, int] | None:
-        if self.proxy is None or self.proxy.unix_path is None:
+    def bridge(self) -> Bridge | None:
+        if self.proxy is None or self.directory is None:
             return None
-        return Path(self.proxy.unix_path), PROXY_PORT
+        return _ProxyBridge(self.proxy, Path(self.directory, "s"))
 
     def domains(self) -> dict[str, Any] | None:
         if self.failure is not None:
@@ -188,6 +191,26 @@ class _Network:
                           note="network none: nothing reaches outside the sandbox")
             return closed
         return None
+
+
+@dataclass
+class _ProxyBridge:
+    """The domain proxy of a sandboxed trial in network mode proxy: served on a socket made
+    on the sandbox's loopback, or, where the runner cannot make one there, on a Unix socket
+    for the sandbox's relay."""
+
+    proxy: DomainProxy
+    socket_path: Path
+    port: int = PROXY_PORT
+
+    def attach(self, init_pid: int) -> bool:
+        try:
+            listener = listen_inside(init_pid, self.port)
+        except OSError:
+            self.proxy.start(str(self.socket_path), self.port)
+            return False
+        self.proxy.serve(listener, self.port)
+        return True
 
 
 def _socket_parent() -> str:

@@ -2,8 +2,9 @@
 (:mod:`pytest_agentic_evals.expectations.domains`).
 
 A trial gets its own proxy (see :mod:`pytest_agentic_evals.execution.isolation` for when): a
-small threaded server bound to 127.0.0.1 on an ephemeral port, or to a Unix socket that a
-relay inside the trial's sandbox bridges to a loopback port there, announced to the trial
+small threaded server bound to 127.0.0.1 on an ephemeral port, or accepting on a socket made
+on the loopback of the trial's sandbox (or, where the runner cannot make one there, on a Unix
+socket that a relay inside the sandbox bridges to its loopback), announced to the trial
 through ``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY`` and their lower-case forms.  It
 
 * forwards absolute-form HTTP requests (``GET http://host:port/path HTTP/1.1``) and tunnels
@@ -309,8 +310,8 @@ class DomainProxy:
 
     @property
     def url(self) -> str:
-        """Where the trial reaches the proxy: its TCP port, or the relay's port inside the
-        sandbox when the proxy listens on a Unix socket."""
+        """Where the trial reaches the proxy: its TCP port, or the port on the sandbox's own
+        loopback when it serves a sandbox."""
         if self.inside_port is not None:
             return f"http://127.0.0.1:{self.inside_port}"
         return f"http://127.0.0.1:{self.port}"
@@ -332,18 +333,31 @@ class DomainProxy:
         try:
             listener.bind(unix_path if unix_path is not None else ("127.0.0.1", 0))
             listener.listen(64)
+        except OSError:
+            listener.close()
+            raise
+        if unix_path is not None:
+            self.unix_path = unix_path
+            self.serve(listener, inside_port)
+        else:
+            self.serve(listener)
+
+    def serve(self, listener: socket.socket, inside_port: int | None = None) -> None:
+        """Accept on ``listener``, which listens already: the proxy's own, or one made in a
+        sandbox's network namespace on ``inside_port`` of its loopback. Closed by ``stop()``."""
+        try:
             listener.setblocking(False)
             self._wake = os.pipe()
         except OSError:
             listener.close()
             raise
         self._listener = listener
-        if unix_path is not None:
-            self.unix_path, self.inside_port = unix_path, inside_port
+        if inside_port is not None:
+            self.inside_port = inside_port
         else:
             self.port = listener.getsockname()[1]
         self._acceptor = threading.Thread(target=self._accept_loop, daemon=True,
-                                          name=f"agentic-evals-proxy-{self.port}")
+                                          name=f"agentic-evals-proxy-{self.url}")
         self._acceptor.start()
 
     def stop(self) -> None:
@@ -426,7 +440,7 @@ class DomainProxy:
             busy = len(self._threads) >= MAX_CONNECTIONS
             if not self._stopping and not busy:
                 thread = threading.Thread(target=self._handle, args=(client,), daemon=True,
-                                          name=f"agentic-evals-proxy-{self.port}-conn")
+                                          name=f"agentic-evals-proxy-{self.url}-conn")
                 self._sockets.add(client)
                 self._threads.add(thread)
                 thread.start()
