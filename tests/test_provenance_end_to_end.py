@@ -49,7 +49,7 @@ def oracle_edited_openly() -> dict[str, Any]:
                    provenance={"prior_oracle_sha256": prov.source_oracle_sha256(original_case())})
 
 
-def test_edited_quietly() -> dict[str, Any]:
+def edited_quietly() -> dict[str, Any]:
     """The command was changed (the test itself), its prior hash kept, no flag declared."""
     return fixture(command=["bash", "../run.sh", "Ada", "--loud"], provenance={
         "prior_test_source_sha256": prov.source_test_sha256(original_case())})
@@ -100,7 +100,7 @@ SCENARIOS: dict[str, tuple[Any, int, str, str, str, str, list[str]]] = {
                              [prov.PROTECTED_SURFACE_CHANGED, prov.REPLAY_DECLARED_MUTATION]),
     "exploration-candidate": (exploration_candidate, 1, EITHER, "NOT_ESTABLISHED", "PASS",
                               "PASS", [prov.EXPLORATION_NOT_ADMITTED]),
-    "test-edited-quietly": (test_edited_quietly, 1, EITHER, "NOT_ESTABLISHED", "FAIL", "PASS",
+    "test-edited-quietly": (edited_quietly, 1, EITHER, "NOT_ESTABLISHED", "FAIL", "PASS",
                             [prov.UNDECLARED_TEST_MUTATION]),
     "test-repair-candidate": (repair_candidate, 1, EITHER, "NOT_ESTABLISHED", "PASS", "PASS",
                               [prov.REPAIR_REQUIRES_REQUALIFICATION]),
