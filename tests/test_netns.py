@@ -217,3 +217,30 @@ def test_an_unprivileged_runner_makes_the_socket_inside_its_user_namespace() -> 
         assert done.stdout.split() == ["65534", "0", "None", "[b'hi']"], done.stdout
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def test_a_forked_runner_starts_a_helper_of_its_own() -> None:
+    """A runner forked from another (pytest-forked runs each test so) must not share the
+    parent's channel: two askers on one socket would take each other's answers."""
+    netns.listen_inside(os.getpid(), 0).close()
+    parent_helper = netns._helper
+    assert parent_helper is not None
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - runs in the forked child, reports through the pipe
+        try:
+            netns.listen_inside(os.getpid(), 0).close()
+            helper = netns._helper
+            own = helper is not None and helper.process.pid != parent_helper.process.pid
+            os.write(write, b"own" if own else b"shared")
+        except BaseException as exc:
+            os.write(write, repr(exc).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    _, status = os.waitpid(child, 0)
+    said = os.read(read, 200)
+    os.close(read)
+    assert said == b"own" and status == 0
+    netns.listen_inside(os.getpid(), 0).close()  # the parent's helper still answers
+    assert netns._helper is parent_helper

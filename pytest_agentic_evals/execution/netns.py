@@ -28,6 +28,7 @@ class _Helper:
     """One running nsjoin.py and the runner's end of its socket."""
 
     def __init__(self) -> None:
+        self.owner = os.getpid()
         self.channel, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             self.process = subprocess.Popen(
@@ -75,7 +76,8 @@ def listen_inside(pid: int, port: int) -> socket.socket:
     net = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY | os.O_CLOEXEC)
     try:
         with _lock:
-            if _helper is None:
+            if _helper is None or _helper.owner != os.getpid():
+                # A forked runner (pytest-forked, say) starts its own: one channel, one asker.
                 _helper = _Helper()
             try:
                 return _helper.ask(port, net)
@@ -92,6 +94,6 @@ def listen_inside(pid: int, port: int) -> socket.socket:
 def _stop() -> None:
     global _helper
     with _lock:
-        if _helper is not None:
+        if _helper is not None and _helper.owner == os.getpid():
             _helper.close()
             _helper = None
