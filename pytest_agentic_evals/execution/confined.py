@@ -50,7 +50,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Protocol
 
@@ -123,12 +123,14 @@ def run_confined(
     bwrap: str,
     grace_seconds: float = 1.0,
     bridge: Bridge | None = None,
+    locate: Callable[[Path], Path] | None = None,
 ) -> ProcessResult:
     """Run ``argv`` (no shell) in a sandbox made from ``plan``; nothing of it survives the call.
 
     ``env`` is the complete environment of the command (HOME and the temporary directory are
     set to the sandbox's private ones). ``bridge``: network mode proxy, the domain proxy to
-    attach before the command starts.
+    attach before the command starts. ``locate``: where the runner reads what the sandbox
+    will show at a path (an overlay workspace), for the check that the command can start.
     """
     output_dir.mkdir(parents=True, exist_ok=True)
     stdout_path, stderr_path = output_dir / "stdout", output_dir / "stderr"
@@ -136,7 +138,7 @@ def run_confined(
                            left_behind=[], stdout_path=stdout_path, stderr_path=stderr_path,
                            stray_detection=True)
     with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
-        result.start_error = start_problem(argv, cwd, env)
+        result.start_error = start_problem(argv, cwd, env, locate)
         if result.start_error is not None:
             return result
         sandbox = _Sandbox.start(bwrap, plan, argv, env, out, err, bridge)
@@ -507,7 +509,8 @@ def _start_ticks(path: str) -> int | None:
         return None
 
 
-def start_problem(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> str | None:
+def start_problem(argv: Sequence[str], cwd: Path, env: Mapping[str, str],
+                  locate: Callable[[Path], Path] | None = None) -> str | None:
     """Why ``argv`` cannot start in ``cwd``, worded as for an unsandboxed trial; else None.
 
     The sandbox's shell would only say "not found" with exit status 127, which a command can
@@ -515,13 +518,14 @@ def start_problem(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> str
     """
     if not argv:
         return "empty command"
-    if not cwd.is_dir():
+    seen_at = locate or (lambda path: path)
+    if not seen_at(cwd).is_dir():
         return f"working directory not found: {cwd}"
     program = argv[0]
     if "/" in program:
-        candidates = [cwd / program]
+        candidates = [seen_at(cwd / program)]
     else:
-        candidates = [cwd / directory / program
+        candidates = [seen_at(cwd / directory / program)
                       for directory in os.get_exec_path(dict(env))]
     seen = False
     for candidate in candidates:

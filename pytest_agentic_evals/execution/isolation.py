@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_agentic_evals.execution import overlay
 from pytest_agentic_evals.execution.confined import Bridge, run_confined
 from pytest_agentic_evals.execution.netns import listen_inside
 from pytest_agentic_evals.execution.process import ProcessResult, run_process
@@ -42,6 +43,8 @@ class Place:
     readable: tuple[Path, ...]
     """What must stay visible (read-only) where the sandbox hides its surroundings: the skill
     directory and the working directory."""
+    layers: overlay.Layers | None = None
+    """When set, the workspace is an overlay of the skill directory (sandboxed trials only)."""
 
 
 @dataclass
@@ -96,6 +99,9 @@ def launch(
         if net.failure is not None:
             return Launched(isolation, domains=net.domains(), failure=net.failure)
         env = net.environment(env)
+        if bwrap is None and place.layers is not None:
+            return Launched(isolation, blocked="an overlay workspace needs the sandbox, and "
+                                               "the trial is not sandboxed")
         if bwrap is None:
             process = run_process(argv, cwd=place.cwd, env=env, timeout=timeout,
                                   output_dir=place.output)
@@ -105,10 +111,16 @@ def launch(
                 network=network, writable=case.writable_paths,
                 readable=(*place.readable, *runner_installation(), *net.visible()),
                 hidden=(runs_root(), *settings.hidden),
+                lower=None if place.layers is None else place.layers.lower,
+                work=None if place.layers is None else place.layers.work,
             )
-            process = run_confined(argv, cwd=place.cwd, env=env, timeout=timeout,
-                                   output_dir=place.output, plan=plan, bwrap=bwrap,
-                                   bridge=net.bridge())
+            try:
+                process = run_confined(argv, cwd=place.cwd, env=env, timeout=timeout,
+                                       output_dir=place.output, plan=plan, bwrap=bwrap,
+                                       bridge=net.bridge(), locate=_seen(place.layers))
+            finally:
+                if place.layers is not None:
+                    overlay.remove(place.layers.work)
     return Launched(isolation, process=process, domains=net.domains())
 
 
@@ -211,6 +223,13 @@ class _ProxyBridge:
             return False
         self.proxy.serve(listener, self.port)
         return True
+
+
+def _seen(layers: overlay.Layers | None) -> Callable[[Path], Path] | None:
+    """Where the runner reads what the trial will see at a path, when that is not the path."""
+    if layers is None:
+        return None
+    return lambda path: layers.locate(path)[0]
 
 
 def _socket_parent() -> str:

@@ -172,6 +172,11 @@ class MountPlan:
     hidden: tuple[Path, ...] = ()
     """What the runner keeps to itself: a directory is replaced by an empty one (run
     directories), a file is shown empty and read-only (a report from an earlier run)."""
+    lower: Path | None = None
+    """When set, the workspace is an overlay: this directory (the skill directory) is its
+    read-only lower layer and ``workspace`` its upper layer, mounted at its own path."""
+    work: Path | None = None
+    """The overlay's work directory (same file system as ``workspace``)."""
 
 
 def _under(path: Path, directory: Path) -> bool:
@@ -220,7 +225,12 @@ def bwrap_arguments(plan: MountPlan) -> list[str]:
         if os.path.exists(path) and not visible(path):
             args += ["--ro-bind", str(path), str(path)]
             shown.append(path)
-    for path in (plan.workspace, plan.scratch, *plan.writable):
+    if plan.lower is not None and plan.work is not None:
+        args += ["--overlay-src", str(plan.lower),
+                 "--overlay", str(plan.workspace), str(plan.work), str(plan.workspace)]
+    else:
+        args += ["--bind", str(plan.workspace), str(plan.workspace)]
+    for path in (plan.scratch, *plan.writable):
         args += ["--bind", str(path), str(path)]
     for path in files:
         # Also inside a writable directory: a mount point can be neither written, renamed nor

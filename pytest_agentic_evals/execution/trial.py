@@ -107,7 +107,9 @@ def _run_trial(
         with ws.exclusive(fixture.skill_dir):
             return _run_in(ws.in_place(fixture, case), None, context)
     try:
-        workspace, lease = dirs.prepare(fixture, case, trial_dir)
+        # A stand-in is written over the skill's own files: it gets a real copy.
+        workspace, lease = dirs.prepare(fixture, case, trial_dir,
+                                        settings.sandbox if substitute is None else None)
     except (OSError, shutil.Error) as exc:
         return infrastructure_failure(trial, f"could not copy the skill directory: {exc}")
     return _run_in(workspace, lease, context)
@@ -153,7 +155,7 @@ def _run_in(workspace: ws.Workspace, lease: Lease | None, context: _Context) -> 
     started_ns = context.dirs.mark_start(scratch, lease)
     place = Place(workspace=workspace.root, cwd=workspace.cwd, scratch=scratch,
                   output=trial_dir / "output",
-                  readable=(context.skill_dir, case.cwd, workspace.cwd))
+                  readable=(context.skill_dir, case.cwd, workspace.cwd), layers=workspace.layers)
     launched = launch(argv, case, env, timeout, place, settings.sandbox)
     process, domains = launched.process, launched.domains
     if process is None:
@@ -177,6 +179,7 @@ def _run_in(workspace: ws.Workspace, lease: Lease | None, context: _Context) -> 
         needles=stream_needles(case.expected, case.blocked_markers + case.infra_markers),
         trajectory_path=workspace.cwd / env["AGENTIC_EVALS_TRAJECTORY"],
         domains=domains,
+        view=workspace.layers,
     )
     outcome, problems, markers = _judge(case, process, observation, context.kinds, timeout)
     if context.substitute is not None:

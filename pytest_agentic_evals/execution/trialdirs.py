@@ -39,6 +39,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_agentic_evals.execution import overlay
+from pytest_agentic_evals.execution.sandbox import SandboxSettings
 from pytest_agentic_evals.execution.workspace import (
     Ignore,
     Workspace,
@@ -116,13 +118,25 @@ class TrialDirs:
     _remover: threading.Thread | None = None
 
     def prepare(
-        self, fixture: Fixture, case: Case, trial_dir: Path
+        self, fixture: Fixture, case: Case, trial_dir: Path,
+        sandbox: SandboxSettings | None = None,
     ) -> tuple[Workspace, Lease | None]:
-        """A fresh or reused trial directory at ``trial_dir`` and the workspace in it.
+        """A fresh or reused trial directory at ``trial_dir`` and the workspace in it: an
+        overlay of the skill directory when the trial is sandboxed (``sandbox`` is the run's
+        setting; None when the trial needs a real copy) and nothing stands in the way, else a
+        copy.
 
         Raises OSError or shutil.Error when the skill directory cannot be copied.
         """
         trial_dir.parent.mkdir(parents=True, exist_ok=True)
+        copied = None
+        if sandbox is not None:
+            copied = overlay.unavailable(fixture, case, sandbox, self.run_dir)
+            if copied is None:
+                (trial_dir / "scratch").mkdir(parents=True)
+                (trial_dir / "output").mkdir()
+                layers = overlay.prepare(trial_dir, fixture.skill_dir)
+                return copy_at(layers.upper, fixture, case, layers=layers), None
         ignore = ignore_for_copy(self.run_dir)
         spare = self._spares.pop(fixture.skill_dir, None)
         if spare is not None:
@@ -130,7 +144,7 @@ class TrialDirs:
             if record_tree(fixture.skill_dir, ignore) == lease.source:
                 try:
                     os.rename(path, trial_dir)
-                    return copy_at(trial_dir / "workspace", fixture, case), lease
+                    return copy_at(trial_dir / "workspace", fixture, case, copied=copied), lease
                 except OSError:
                     pass  # a fresh copy below
             self.discard(path)  # the skill changed since it was copied, or the move failed
@@ -141,7 +155,7 @@ class TrialDirs:
         shutil.copytree(fixture.skill_dir, root, symlinks=True, ignore=ignore)
         layout = {name: os.lstat(trial_dir / name).st_ino for name in (".", *LAYOUT)}
         lease = Lease(fixture.skill_dir, source, record_tree(root), layout)
-        return copy_at(root, fixture, case), lease
+        return copy_at(root, fixture, case, copied=copied), lease
 
     def mark_start(self, scratch: Path, lease: Lease | None) -> int:
         """Stamp ``scratch`` and return the stamp: the trial's start on the file-time clock.

@@ -14,7 +14,9 @@ import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from pytest_agentic_evals.execution.overlay import Layers
 from pytest_agentic_evals.model import Case, Fixture
 
 # Folders a skill does not need at run time: version control, dependency trees, caches.
@@ -31,9 +33,17 @@ class Workspace:
     """The directory the trial sees as the skill directory."""
     cwd: Path
     fixture_dir: Path
+    layers: Layers | None = None
+    """In ``copy`` mode under the sandbox: the overlay whose upper layer is ``root``."""
+    copied: str | None = None
+    """In ``copy`` mode: why the trial got a copy rather than an overlay."""
 
-    def to_dict(self) -> dict[str, str]:
-        return {"mode": self.mode, "root": str(self.root), "cwd": str(self.cwd)}
+    def to_dict(self) -> dict[str, Any]:
+        shown: dict[str, Any] = {"mode": self.mode, "root": str(self.root), "cwd": str(self.cwd)}
+        if self.mode == "copy":
+            shown["overlay"] = None if self.layers is None else str(self.layers.lower)
+            shown["copied"] = self.copied
+        return shown
 
 
 Ignore = Callable[[str, list[str]], set[str]]
@@ -54,12 +64,15 @@ def ignore_for_copy(skip_below: Path | None) -> Ignore:
     return ignore
 
 
-def copy_at(root: Path, fixture: Fixture, case: Case) -> Workspace:
+def copy_at(root: Path, fixture: Fixture, case: Case, layers: Layers | None = None,
+            copied: str | None = None) -> Workspace:
     return Workspace(
         mode="copy",
         root=root,
         cwd=root / case.cwd.relative_to(fixture.skill_dir),
         fixture_dir=root / fixture.path.parent.relative_to(fixture.skill_dir),
+        layers=layers,
+        copied=copied,
     )
 
 

@@ -7,11 +7,18 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pytest_agentic_evals.expectations.output import search_stream
 
 STREAMS = ("stdout", "stderr")
+
+
+class View(Protocol):
+    """How a trial saw its workspace, when that is not the directory itself (an overlay)."""
+
+    def locate(self, path: Path) -> tuple[Path, Path]:
+        """Where to read what the trial saw at ``path``, and where ``path`` led in its view."""
 
 
 @dataclass
@@ -34,6 +41,8 @@ class Observation:
     """Where the trial's agent may write its trajectory (``AGENTIC_EVALS_TRAJECTORY``)."""
     domains: Mapping[str, Any] | None = None
     """What the trial's domain proxy saw (the report's ``domains`` entry); None without one."""
+    view: View | None = None
+    """Set when the workspace was an overlay: ``resolve`` reads the trial's view through it."""
     cache: dict[str, Any] = field(default_factory=dict)
     """What checks read once per trial and share (a parsed trajectory, for one)."""
     _searched: dict[str, tuple[set[str], set[str]]] = field(default_factory=dict)
@@ -71,12 +80,21 @@ class Observation:
     def resolve(self, relative: str, outside_allowed: bool = False) -> Path:
         """The path of an artifact in this trial, refusing escapes from the workspace."""
         path = Path(os.path.normpath(self.cwd / relative))
+        if self.view is not None:
+            held, real = self.view.locate(path)
+            if not outside_allowed and not _inside(real, Path(os.path.normpath(self.workspace))):
+                raise ArtifactError(f"{relative} resolves outside the trial workspace ({real})")
+            return held
         if not outside_allowed:
             real = Path(os.path.realpath(path))
             root = Path(os.path.realpath(self.workspace))
             if real != root and root not in real.parents:
                 raise ArtifactError(f"{relative} resolves outside the trial workspace ({real})")
         return path
+
+
+def _inside(path: Path, directory: Path) -> bool:
+    return path == directory or directory in path.parents
 
 
 class ArtifactError(Exception):
