@@ -225,13 +225,15 @@ def bwrap_arguments(plan: MountPlan) -> list[str]:
         if os.path.exists(path) and not visible(path):
             args += ["--ro-bind", str(path), str(path)]
             shown.append(path)
-    if plan.lower is not None and plan.work is not None:
-        args += ["--overlay-src", str(plan.lower),
-                 "--overlay", str(plan.workspace), str(plan.work), str(plan.workspace)]
-    else:
+    if plan.lower is None or plan.work is None:
         args += ["--bind", str(plan.workspace), str(plan.workspace)]
     for path in (plan.scratch, *plan.writable):
         args += ["--bind", str(path), str(path)]
+    if plan.lower is not None and plan.work is not None:
+        # After the binds: a declared writable path above the trial directory must not cover
+        # the overlay with its bare upper layer.
+        args += ["--overlay-src", str(plan.lower),
+                 "--overlay", str(plan.workspace), str(plan.work), str(plan.workspace)]
     for path in files:
         # Also inside a writable directory: a mount point can be neither written, renamed nor
         # removed from inside.
