@@ -42,6 +42,7 @@ from pathlib import Path
 from pytest_agentic_evals.execution import overlay
 from pytest_agentic_evals.execution.sandbox import SandboxSettings
 from pytest_agentic_evals.execution.workspace import (
+    CopyIgnore,
     Ignore,
     Workspace,
     copy_at,
@@ -72,7 +73,13 @@ def record_tree(root: Path, ignore: Ignore | None = None) -> TreeRecord:
         directory, relative = pending.pop()
         with os.scandir(directory) as scan:
             entries = list(scan)
-        skipped = ignore(directory, [entry.name for entry in entries]) if ignore else set()
+        if isinstance(ignore, CopyIgnore):
+            skipped = {entry.name for entry in entries
+                       if ignore.skips(directory, entry.name, entry.is_dir())}
+        elif ignore is not None:
+            skipped = ignore(directory, [entry.name for entry in entries])
+        else:
+            skipped = set()
         for entry in entries:
             if entry.name in skipped:
                 continue

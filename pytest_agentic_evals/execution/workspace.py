@@ -49,19 +49,32 @@ class Workspace:
 Ignore = Callable[[str, list[str]], set[str]]
 
 
-def ignore_for_copy(skip_below: Path | None) -> Ignore:
-    """What a private copy leaves out: tool folders, virtualenvs, and the run directory."""
-    def ignore(directory: str, names: list[str]) -> set[str]:
-        skipped = {name for name in names if name in SKIPPED_NAMES}
-        for name in names:
-            full = os.path.join(directory, name)
-            if name not in skipped and os.path.isfile(os.path.join(full, "pyvenv.cfg")):
-                skipped.add(name)  # a virtualenv under any name
-            if skip_below is not None and Path(full) == skip_below:
-                skipped.add(name)  # never copy the run directory into itself
-        return skipped
+@dataclass(frozen=True)
+class CopyIgnore:
+    """What a private copy leaves out: tool folders, virtualenvs, and the run directory.
 
-    return ignore
+    Called as ``shutil.copytree``'s ``ignore``; :func:`skips` answers for one entry whose type
+    is known (a directory listing says it without a system call), so that a scan of a large
+    skill looks into directories only."""
+
+    skip_below: str | None
+
+    def __call__(self, directory: str, names: list[str]) -> set[str]:
+        return {name for name in names if self.skips(directory, name, None)}
+
+    def skips(self, directory: str, name: str, is_dir: bool | None) -> bool:
+        if name in SKIPPED_NAMES:
+            return True
+        if is_dir is False:
+            return False  # neither a virtualenv nor the run directory
+        full = os.path.join(directory, name)
+        # A virtualenv under any name; and never the run directory, copied into itself.
+        return full == self.skip_below or os.path.isfile(os.path.join(full, "pyvenv.cfg"))
+
+
+def ignore_for_copy(skip_below: Path | None) -> CopyIgnore:
+    """What a private copy leaves out: tool folders, virtualenvs, and the run directory."""
+    return CopyIgnore(None if skip_below is None else str(skip_below))
 
 
 def copy_at(root: Path, fixture: Fixture, case: Case, layers: Layers | None = None,
