@@ -8,8 +8,9 @@ one that also writes into it (changes a file, removes one, adds one).
 The trials run in one process through the runner's own trial function, timed one by one and
 interleaved (copy, in place, copy, in place, ...), so that a busy machine weighs on both
 alike; the figure is the median of the differences between a trial and the in-place trial
-run right after it, the first trials (a first full copy) left out. With ``ISOLATION_BEFORE=/path/to/checkout`` an earlier version's copy mode is timed
-beside it, in its own process, round after round with this one's.
+run right after it, the first trials (a first full copy) left out. With
+``ISOLATION_BEFORE=/path/to/checkout`` an earlier version's copy mode is timed beside it, in
+its own process, round after round with this one's.
 """
 
 from __future__ import annotations
@@ -86,8 +87,8 @@ def _drive(fixtures: list[Path], sandbox: str, count: int, work: Path,
     if checkout:
         env["PYTHONPATH"] = checkout
     done = subprocess.run([sys.executable, "-c", DRIVER, sandbox, str(count),
-                           str(work / "runs"), *map(str, fixtures)], env=env, capture_output=True, text=True,
-                          check=False, cwd=work)
+                           str(work / "runs"), *map(str, fixtures)],
+                          env=env, capture_output=True, text=True, check=False, cwd=work)
     if done.returncode != 0:
         raise SystemExit(f"isolation driver failed: {done.stderr[-2000:]}")
     result: dict[str, object] = json.loads(done.stdout)
@@ -121,13 +122,15 @@ def bench_isolation_size(work: Path, quick: bool) -> list[Row]:
                     times["copy"] += got["copy"][WARM_UP:]
                     times["inplace"] += got["inplace"][WARM_UP:]
                     times["added"] += [c - i for c, i in zip(got["copy"][WARM_UP:],
-                                                             got["inplace"][WARM_UP:])]
+                                                             got["inplace"][WARM_UP:],
+                                                             strict=True)]
                     shown = str(now["shown"]["copy"])  # type: ignore[index]
                     if BEFORE:
                         then = _drive(fixtures, sandbox, count, work, BEFORE)["times"]
                         assert isinstance(then, dict)
                         times["before"] += [t - i for t, i in zip(then["copy"][WARM_UP:],
-                                                                   then["inplace"][WARM_UP:])]
+                                                                   then["inplace"][WARM_UP:],
+                                                                   strict=True)]
                 copy, inplace = _median(times["copy"]), _median(times["inplace"])
                 before = (f"; before: +{_median(times['before']):.1f} ms" if BEFORE else "")
                 rows.append((f"isolation of a {files:,}-file skill, trial that {script}, "

@@ -17,9 +17,11 @@ from conftest import MODES, Skill, make_skill, skill_fixture
 
 
 def run(pytester: pytest.Pytester, mode: list[str]) -> tuple[pytest.RunResult, dict[str, Any]]:
+    """A session whose copy-mode trials run in copies: under the sandbox they would run on
+    overlays (tests/test_overlay.py), which need no reuse."""
     report = pytester.path / "report.json"
     argv = ["--agentic-evals", "--agentic-evals-report", str(report), "-p", "no:cacheprovider",
-            *mode]
+            "--agentic-evals-sandbox", "off", *mode]
     result = (pytester.runpytest_subprocess(*argv, timeout=240) if mode
               else pytester.runpytest(*argv))
     return result, json.loads(report.read_text())
@@ -221,3 +223,34 @@ def test_a_directory_swapped_for_a_symlink_is_never_cleared_through_it(
     assert sorted(p.name for p in outside.iterdir()) == ["output", "scratch", "workspace"]
     for name in ("workspace", "scratch", "output"):
         assert (outside / name / "keep.txt").read_text() == "mine\n"
+
+
+def test_a_copy_leaves_out_tool_folders_virtualenvs_and_the_run_directory(
+    tmp_path: Path
+) -> None:
+    skill = Skill(tmp_path / "skill")
+    for kept in ("lib/venv.txt", "lib/node_modules.md/x", "assets/a.txt"):
+        (skill.root / kept).parent.mkdir(parents=True, exist_ok=True)
+        (skill.root / kept).write_text("kept\n")
+    for left_out in (".git/config", "node_modules/pkg/index.js", "deep/.venv/bin/python",
+                     "myenv/lib/x.py", "runs/run-1/trial/file", "deep/__pycache__/m.pyc"):
+        (skill.root / left_out).parent.mkdir(parents=True, exist_ok=True)
+        (skill.root / left_out).write_text("left out\n")
+    (skill.root / "myenv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    fixture = load_fixture(skill.fixture())
+    run_dir = skill.root / "runs" / "run-1"
+    dirs = TrialDirs(run_dir)
+    try:
+        workspace, lease = dirs.prepare(fixture, fixture.cases[0], run_dir / "trial")
+        copied = {str(path.relative_to(workspace.root)) for path in workspace.root.rglob("*")}
+        assert lease is not None
+        assert set(lease.copy) - {"."} == copied
+        # The record of the skill skips exactly what the copy left out.
+        assert {name for name in lease.source if not name.startswith("fixtures")} - {"."} == {
+            name for name in copied if not name.startswith("fixtures")}
+    finally:
+        dirs.close()
+    assert {"lib/venv.txt", "lib/node_modules.md/x", "assets/a.txt", "run.sh"} <= copied
+    assert not any(name.split("/")[0] in (".git", "node_modules", "myenv")
+                   or name.startswith("runs/") or "/.venv" in name or "__pycache__" in name
+                   for name in copied), copied
