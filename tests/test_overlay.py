@@ -256,3 +256,25 @@ def test_the_layers_read_whiteouts_and_opaque_directories(tmp_path: Path) -> Non
     assert held("sub") == up / "sub"
     assert layers.locate(up / "sub" / ".." / "written.txt")[1] == up / "written.txt"
     shutil.rmtree(trial_dir)
+
+
+def test_the_layers_follow_links_through_a_linked_temporary_directory(tmp_path: Path) -> None:
+    """The runner's temporary directory reached through a symlink (as /tmp is on some
+    systems): a link the trial made to the workspace's real path still reads the trial's
+    view, and a loop of links reads as nothing, as the kernel would answer."""
+    real = tmp_path / "real"
+    lower = tmp_path / "lower"
+    (real / "trial").mkdir(parents=True)
+    lower.mkdir()
+    (lower / "keep.txt").write_text("kept\n")
+    os.symlink(real, tmp_path / "linked")
+    layers = overlay.prepare(tmp_path / "linked" / "trial", lower)
+    up = layers.upper
+    assert layers.real == real / "trial" / "workspace"
+    os.symlink(layers.real / "keep.txt", layers.real / "out.txt")
+    os.symlink("b", layers.real / "a")
+    os.symlink("a", layers.real / "b")
+    held, shown = layers.locate(up / "out.txt")
+    assert (held, shown) == (lower / "keep.txt", up / "keep.txt")
+    held, shown = layers.locate(up / "a")
+    assert not held.exists() and shown.parent == up

@@ -61,12 +61,15 @@ class Layers:
     """The skill directory."""
     work: Path
     """The overlay's work directory."""
+    real: Path
+    """The upper layer's real path (the runner's temporary directory may be reached through
+    a symlink, and symlinks the trial made lead to it)."""
 
     def locate(self, path: Path) -> tuple[Path, Path]:
-        """Where to read what the trial saw at ``path`` (absolute and normalized), and the
-        path it resolved to in the trial's view, symlinks followed as the kernel follows them.
-        A path the trial did not see exists nowhere (the first of the pair is then a path
-        in the upper layer that does not exist)."""
+        """Where to read what the trial saw at ``path`` (absolute), and the path it led to
+        in the trial's view, symlinks followed as the kernel follows them. What the trial did
+        not see is read below ``/dev/null``, where nothing exists; so is a path caught in a
+        loop of symlinks."""
         if not path.is_absolute():
             return path, path
         resolved = Path("/")
@@ -84,7 +87,7 @@ class Layers:
             if held is not None and held.is_symlink():
                 hops += 1
                 if hops > SYMLINK_HOPS_MAX:
-                    raise OSError(f"too many levels of symbolic links at {candidate}")
+                    return ABSENT.joinpath(*path.parts[1:]), self._shown(candidate)
                 target = os.readlink(held)
                 pending.extend(reversed(Path(target).parts))
                 if os.path.isabs(target):
@@ -93,15 +96,28 @@ class Layers:
                 continue
             resolved = candidate
         held = self.holder(resolved)
-        return (held if held is not None else ABSENT.joinpath(*resolved.parts[1:])), resolved
+        shown = self._shown(resolved)
+        return (held if held is not None else ABSENT.joinpath(*shown.parts[1:])), shown
+
+    def _relative(self, path: Path) -> tuple[str, ...] | None:
+        """``path``'s parts below the workspace (reached by its own path or its real one)."""
+        for root in (self.upper, self.real):
+            if path == root or root in path.parents:
+                return path.relative_to(root).parts
+        return None
+
+    def _shown(self, path: Path) -> Path:
+        """``path`` with the workspace named as the runner names it."""
+        parts = self._relative(path)
+        return path if parts is None else self.upper.joinpath(*parts)
 
     def holder(self, path: Path) -> Path | None:
         """The host path holding the entry at ``path`` of the trial's view (not following a
         final symlink), or None when the trial saw nothing there. Outside the workspace, the
         host's own path."""
-        if path != self.upper and self.upper not in path.parents:
+        parts = self._relative(path)
+        if parts is None:
             return path if os.path.lexists(path) else None
-        parts = path.relative_to(self.upper).parts
         upper = self.upper
         for depth, name in enumerate(parts):
             upper = upper / name
@@ -253,7 +269,7 @@ def prepare(trial_dir: Path, lower: Path) -> Layers:
     upper.mkdir()
     work.mkdir()
     os.chmod(upper, stat.S_IMODE(os.stat(lower).st_mode))
-    return Layers(upper, lower, work)
+    return Layers(upper, lower, work, Path(os.path.realpath(upper)))
 
 
 def remove(path: Path) -> None:
