@@ -198,12 +198,13 @@ def run(project: Path, *args: str) -> tuple[pytest.RunResult, dict[str, Any] | N
 # - random_seed of each trial: drawn afresh for every trial, by design;
 # - workspace root and cwd, and output_dir, of each trial: they lie in the run directory of the
 #   host that ran the trial, under that host's temporary directory and named after the run id
-#   (a remote worker's trials are under the remote host's TMPDIR; they are checked apart).
+#   (a remote worker's trials are under the remote host's TMPDIR; they are checked apart);
+# - workspace overlay of each trial: the skill directory of the checkout the trial ran in.
 # No report field names the xdist worker (gw0, gw1...) that ran a trial; nothing else is
 # normalised, so every verdict, problem text, stream excerpt and summary must be identical.
 NORMALISED_REPORT_FIELDS = ("run_id", "timestamp")
 NORMALISED_TRIAL_FIELDS = ("duration_ms", "random_seed", "output_dir")
-NORMALISED_WORKSPACE_FIELDS = ("root", "cwd")
+NORMALISED_WORKSPACE_FIELDS = ("root", "cwd", "overlay")
 
 
 def normalised(report: dict[str, Any]) -> dict[str, Any]:
