@@ -17,11 +17,16 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from common import BASE_ENV, skill_dir, write_fixture
+
+from pytest_agentic_evals.execution import overlay
+from pytest_agentic_evals.execution.sandbox import MountPlan, available_bwrap, bwrap_arguments
 
 Row = tuple[str, str, str, str]
 SCRIPTS = {"reads": "test -s ../d0/f0.txt",
@@ -138,4 +143,46 @@ def bench_isolation_size(work: Path, quick: bool) -> list[Row]:
                              f"{copy:.1f} ms per trial ({shown})",
                              f"{inplace:.1f} ms per trial in place",
                              f"+{_median(times['added']):.1f} ms (target <= +5 ms){before}"))
+    return rows
+
+
+def bench_overlay_mount(work: Path, quick: bool) -> list[Row]:
+    """The overlay's own cost, without a trial around it: bwrap running ``/bin/true`` with the
+    workspace an overlay of the skill (its layers made before, its work directory removed
+    after) next to bwrap with the workspace a bound directory, interleaved, medians."""
+    found = available_bwrap()
+    if found.path is None or found.problem is not None:
+        return [("the overlay's own cost", "-", "-", f"no sandbox here: {found.problem}")]
+    count = 10 if quick else 60
+    rows = []
+    for files in (200, 20_000):
+        skill = _skill(work / f"mount-{files}", files)
+        times: dict[str, list[float]] = {"bind": [], "overlay": []}
+        for number in range(count):
+            trial = work / f"mount-{files}-{number}"
+            scratch = trial / "scratch"
+            scratch.mkdir(parents=True)
+            bound = trial / "bound"
+            bound.mkdir()
+            for kind in ("bind", "overlay"):
+                started = time.perf_counter()
+                if kind == "overlay":
+                    layers = overlay.prepare(trial, skill)
+                    plan = MountPlan(workspace=layers.upper, scratch=scratch, cwd=layers.upper,
+                                     network="none", lower=skill, work=layers.work)
+                else:
+                    plan = MountPlan(workspace=bound, scratch=scratch, cwd=bound,
+                                     network="none")
+                subprocess.run([found.path, *bwrap_arguments(plan), "--", "/bin/true"],
+                               check=True)
+                if kind == "overlay":
+                    overlay.remove(layers.work)
+                times[kind].append((time.perf_counter() - started) * 1000)
+            shutil.rmtree(trial)
+        added = [o - b for o, b in zip(times["overlay"], times["bind"], strict=True)]
+        rows.append((f"the overlay's own cost, {files:,}-file skill: bwrap /bin/true on an "
+                     f"overlay, layers made and work directory removed (median of {count})",
+                     f"{_median(times['overlay']):.1f} ms",
+                     f"{_median(times['bind']):.1f} ms with a bound directory",
+                     f"+{_median(added):.1f} ms"))
     return rows
