@@ -25,20 +25,17 @@ import functools
 import os
 import shutil
 import stat
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_agentic_evals.execution.rundirs import runs_root
 from pytest_agentic_evals.execution.sandbox import (
-    PROBE_TIMEOUT_SECONDS,
-    SHELL,
     MountPlan,
     SandboxSettings,
     available_bwrap,
-    bwrap_arguments,
     decide,
+    try_plan,
 )
 from pytest_agentic_evals.model import Case, Fixture
 
@@ -247,17 +244,10 @@ def _probe(bwrap: str, lower: str, run_dir: str) -> str | None:
             directory.mkdir()
         plan = MountPlan(workspace=upper, scratch=scratch, cwd=upper, network="none",
                          lower=Path(lower), work=work)
-        argv = [bwrap, *bwrap_arguments(plan), "--", SHELL, "-c", ":"]
-        try:
-            done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True,
-                                  timeout=PROBE_TIMEOUT_SECONDS, check=False)
-        except (OSError, subprocess.SubprocessError) as exc:
-            return f"cannot run {bwrap}: {exc}"
-        if done.returncode != 0:
-            said = done.stderr.decode("utf-8", "replace").strip().splitlines()
-            detail = said[-1] if said else f"exit status {done.returncode}"
-            return f"no overlay of the skill directory here: {detail}"
-        return None
+        failed, detail = try_plan(bwrap, plan)
+        if failed is None:
+            return None
+        return detail if failed == "run" else f"no overlay of the skill directory here: {detail}"
     finally:
         remove(where)
 

@@ -138,17 +138,28 @@ def _probe(path: str) -> str | None:
     """None when ``path`` can make the namespaces of a trial here, else what went wrong."""
     plan = MountPlan(workspace=Path(PRIVATE_TMP), scratch=Path(PRIVATE_TMP),
                      cwd=Path("/"), network="none")
-    argv = [path, *bwrap_arguments(plan), "--", SHELL, "-c", ":"]
+    failed, detail = try_plan(path, plan)
+    if failed is None:
+        return None
+    return detail if failed == "run" else f"{path} cannot make namespaces here: {detail}"
+
+
+def try_plan(bwrap: str, plan: MountPlan) -> tuple[str | None, str]:
+    """Make ``plan``'s sandbox once with ``bwrap`` around a command that does nothing.
+
+    ``(None, "")`` when it worked; ``("run", message)`` when bwrap could not be run at all;
+    ``("refused", detail)`` with bwrap's last word when it could not make the sandbox.
+    """
+    argv = [bwrap, *bwrap_arguments(plan), "--", SHELL, "-c", ":"]
     try:
         done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True,
                               timeout=PROBE_TIMEOUT_SECONDS, check=False)
     except (OSError, subprocess.SubprocessError) as exc:
-        return f"cannot run {path}: {exc}"
+        return "run", f"cannot run {bwrap}: {exc}"
     if done.returncode != 0:
         said = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        detail = said[-1] if said else f"exit status {done.returncode}"
-        return f"{path} cannot make namespaces here: {detail}"
-    return None
+        return "refused", said[-1] if said else f"exit status {done.returncode}"
+    return None, ""
 
 
 # ---------------------------------------------------------------------------------------------
