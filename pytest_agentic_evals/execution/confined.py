@@ -50,7 +50,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Protocol
 
@@ -523,10 +523,11 @@ def start_problem(argv: Sequence[str], cwd: Path, env: Mapping[str, str],
         return f"working directory not found: {cwd}"
     program = argv[0]
     if "/" in program:
-        candidates = [seen_at(cwd / program)]
+        candidates: Iterable[Path] = [seen_at(cwd / program)]
     else:
-        candidates = [seen_at(cwd / directory / program)
-                      for directory in os.get_exec_path(dict(env))]
+        # Lazily, in PATH's order: the lookup ends at the first directory that has it.
+        candidates = (seen_at(cwd / directory / program)
+                      for directory in os.get_exec_path(dict(env)))
     seen = False
     for candidate in candidates:
         # os.path, not pathlib: a directory on PATH that the user cannot search is skipped,

@@ -226,10 +226,16 @@ class _ProxyBridge:
 
 
 def _seen(layers: overlay.Layers | None) -> Callable[[Path], Path] | None:
-    """Where the runner reads what the trial will see at a path, when that is not the path."""
+    """Where the runner reads what the trial will see at a path, when that is not the path.
+
+    Only a path in the workspace is looked up in the layers: elsewhere the trial sees the
+    host's own files (read-only), and the command's lookup walks every directory on PATH,
+    which through the layers would cost a dozen path walks per trial. (A host symlink into a
+    trial's fresh workspace is not followed here; the lookup is a courtesy that words a
+    missing program, and a wrong answer can only turn into a failed trial.)"""
     if layers is None:
         return None
-    return lambda path: layers.locate(path)[0]
+    return lambda path: layers.locate(path)[0] if layers.covers(path) else path
 
 
 def _socket_parent() -> str:

@@ -71,6 +71,11 @@ class Layers:
             return path, path
         resolved = Path("/")
         pending = list(reversed(path.parts[1:]))
+        below = self._relative(path)
+        if below is not None and ".." not in below:
+            # The directories above the workspace are the host's, and lead to it: the walk
+            # starts at the workspace (a path below it is looked up for every trial).
+            resolved, pending = self.upper, list(reversed(below))
         hops = 0
         while pending:
             name = pending.pop()
@@ -96,11 +101,20 @@ class Layers:
         shown = self._shown(resolved)
         return (held if held is not None else ABSENT.joinpath(*shown.parts[1:])), shown
 
+    def covers(self, path: Path) -> bool:
+        """Whether ``path``, as written, names the workspace or something in it."""
+        return not path.is_absolute() or self._relative(path) is not None
+
     def _relative(self, path: Path) -> tuple[str, ...] | None:
         """``path``'s parts below the workspace (reached by its own path or its real one)."""
-        for root in (self.upper, self.real):
-            if path == root or root in path.parents:
-                return path.relative_to(root).parts
+        # By string, not Path.parents: it is asked for every component of every path looked
+        # up, and paths here are absolute and normalized by pathlib already.
+        text = str(path)
+        for root in (str(self.upper), str(self.real)):
+            if text == root:
+                return ()
+            if text.startswith(root) and text[len(root)] == "/":
+                return tuple(text[len(root) + 1:].split("/"))
         return None
 
     def _shown(self, path: Path) -> Path:
@@ -173,7 +187,7 @@ def unavailable(fixture: Fixture, case: Case, sandbox: SandboxSettings,
         return "the trial is not sandboxed"
     skill = fixture.skill_dir
     for runs in (runs_root(), run_dir):
-        if _inside(Path(os.path.realpath(runs)), Path(os.path.realpath(skill))):
+        if _runs_inside(str(runs), str(skill)):
             # Through the overlay the trial would see every run directory (other trials'
             # workspaces and outputs) that the sandbox hides.
             return f"the runner's run directory {runs} lies inside the skill directory"
@@ -192,6 +206,14 @@ def unavailable(fixture: Fixture, case: Case, sandbox: SandboxSettings,
 
 def _inside(path: Path, directory: Path) -> bool:
     return path == directory or directory in path.parents
+
+
+@functools.cache
+def _runs_inside(runs: str, skill: str) -> bool:
+    """Whether the run directory ``runs`` lies inside ``skill``, by their real paths; asked
+    for every trial, and neither moves while the runner runs (no trial can write to their
+    parents: a sandboxed trial writes only its own workspace, scratch and declared paths)."""
+    return _inside(Path(os.path.realpath(runs)), Path(os.path.realpath(skill)))
 
 
 def _prepared_paths(fixture: Fixture, case: Case) -> str | None:

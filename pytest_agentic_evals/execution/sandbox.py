@@ -222,7 +222,10 @@ def bwrap_arguments(plan: MountPlan) -> list[str]:
     def visible(path: Path) -> bool:
         if any(_under(path, s) for s in shown):
             return True
-        return not any(_under(path, c) or _under(_real(path), c) for c in covered)
+        if any(_under(path, c) for c in covered):
+            return False
+        real = _real(path)
+        return not any(_under(real, c) for c in covered)
 
     files = []
     for path in plan.hidden:
