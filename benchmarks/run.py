@@ -36,6 +36,7 @@ from common import (
 )
 from isolation import bench_isolation_size, bench_overlay_mount
 from memory import bench_trial_memory
+from pertrial import bench_per_trial
 from scheduling import bench_ordering, bench_stop
 
 
@@ -658,7 +659,7 @@ BENCHMARKS = {"overhead": bench_overhead, "parallel": bench_parallel, "memory": 
               "sandbox": bench_sandbox, "journeys": bench_plan_journeys,
               "ordering": bench_ordering, "stop": bench_stop,
               "trialmemory": bench_trial_memory, "isolation": bench_isolation_size,
-              "overlay": bench_overlay_mount,
+              "overlay": bench_overlay_mount, "pertrial": bench_per_trial,
               "probe": bench_probe}
 
 
