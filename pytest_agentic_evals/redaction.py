@@ -77,6 +77,23 @@ SHAPES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(eyJ)[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), _KEEP),
 )
 
+
+
+def _any_of(patterns: Iterable[re.Pattern[str]]) -> re.Pattern[str]:
+    """One pattern that matches where any of ``patterns`` would (case-insensitive ones keep
+    their flag inside their own group)."""
+    parts = []
+    for pattern in patterns:
+        text = pattern.pattern
+        parts.append("(?i:" + text[4:] + ")" if text.startswith("(?i)") else "(?:" + text + ")")
+    return re.compile("|".join(parts))
+
+
+# Searched once per text before the shapes are replaced one by one: most texts (paths, argv,
+# short output) hold none, and then no replacement could change anything, since each would
+# first have to match the text as it is.
+_ANY_SHAPE = _any_of(pattern for pattern, _ in SHAPES)
+
 # C0 controls but newline and tab, DEL, and C1 controls: never written raw to a terminal.
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -163,6 +180,8 @@ class Redactor:
     def text(self, text: str) -> str:
         if self._values is not None:
             text = self._values.sub(REDACTED, text)
+        if _ANY_SHAPE.search(text) is None:
+            return text
         for pattern, replacement in SHAPES:
             text = pattern.sub(replacement, text)
         return text

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pytest_agentic_evals import redaction
 from pytest_agentic_evals.expectations.output import EXCERPT_BYTES, excerpt
 from pytest_agentic_evals.redaction import (
     REDACTED,
@@ -205,3 +206,21 @@ def test_a_stream_of_secrets_still_gives_a_bounded_excerpt(tmp_path: Path) -> No
 def test_control_characters_are_escaped_for_the_terminal() -> None:
     assert escape_controls("\x1b[31mred\x00\tnul\n\x7f") == "\\x1b[31mred\\x00\tnul\n\\x7f"
     assert json.loads(json.dumps(escape_controls("é ✓"))) == "é ✓"
+
+
+SHAPE_FRAGMENTS = ["Authorization: ", "Bearer ", "token=", '"api_key": "', "MY_TOKEN=",
+                   "ghp_", "github_pat_", "sk-", "sk_live_", "xoxb-", "AKIA", "AIza", "glpat-",
+                   "npm_", "eyJ", ".eyJ", "https://", "user:", "@host",
+                   "-----BEGIN RSA PRIVATE KEY-----", "-----END RSA PRIVATE KEY-----",
+                   "A" * 16, "a1" * 20, "_-" * 20, " ", "\n", "=", ":", "/", '"']
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(SHAPE_FRAGMENTS) | st.text(max_size=6), max_size=12))
+def test_the_shapes_are_replaced_as_by_each_pattern_in_turn(pieces: list[str]) -> None:
+    # The redactor skips texts in which no shape matches; that must change no result.
+    text = "".join(pieces)
+    expected = text
+    for pattern, replacement in redaction.SHAPES:
+        expected = pattern.sub(replacement, expected)
+    assert Redactor().text(text) == expected
