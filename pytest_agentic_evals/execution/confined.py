@@ -58,6 +58,7 @@ from pytest_agentic_evals.execution.process import (
     LeftBehindProcess,
     ProcessResult,
     command_line,
+    new_file,
     process_state,
 )
 from pytest_agentic_evals.execution.sandbox import (
@@ -137,7 +138,7 @@ def run_confined(
     result = ProcessResult(exit_code=None, timed_out=False, duration_ms=0, start_error=None,
                            left_behind=[], stdout_path=stdout_path, stderr_path=stderr_path,
                            stray_detection=True)
-    with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
+    with new_file(stdout_path) as out, new_file(stderr_path) as err:
         result.start_error = start_problem(argv, cwd, env, locate)
         if result.start_error is not None:
             return result

@@ -33,6 +33,7 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 __all__ = [
     "PROCESS_TAG_VARIABLE",
@@ -140,7 +141,7 @@ def run_process(
     try:
         # The files are opened before the checks below so that they exist (empty) for every
         # outcome, including commands that never start.
-        with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
+        with new_file(stdout_path) as out, new_file(stderr_path) as err:
             if not argv:
                 finished = True
                 return not_started("empty command", started_at)
@@ -203,6 +204,17 @@ def run_process(
             # Interrupted (Ctrl-C, pytest-timeout raising inside the wait, ...): nothing of the
             # trial may outlive the runner's stack frame, so kill without a grace period.
             _emergency_cleanup(proc, entry, stray_detection, since_ticks)
+
+
+def new_file(path: Path) -> BinaryIO:
+    """``path`` opened for writing as a new, empty file.
+
+    A trial directory is reused, and truncating the previous trial's output would wait for
+    its data to reach the disk first (a file system flushes a truncated file's pending
+    writes); a file unlinked and made anew does not wait."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    return open(path, "wb")
 
 
 def _wait(proc: subprocess.Popen[bytes], timeout: float) -> int:
