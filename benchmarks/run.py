@@ -38,6 +38,7 @@ from isolation import bench_isolation_size, bench_overlay_mount
 from memory import bench_trial_memory
 from pertrial import bench_per_trial
 from scheduling import bench_ordering, bench_stop
+from startup import bench_startup
 
 
 def bench_collection(work: Path, quick: bool) -> list[tuple[str, str, str, str]]:
@@ -660,6 +661,7 @@ BENCHMARKS = {"overhead": bench_overhead, "parallel": bench_parallel, "memory": 
               "ordering": bench_ordering, "stop": bench_stop,
               "trialmemory": bench_trial_memory, "isolation": bench_isolation_size,
               "overlay": bench_overlay_mount, "pertrial": bench_per_trial,
+              "startup": bench_startup,
               "probe": bench_probe}
 
 
