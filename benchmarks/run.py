@@ -24,6 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from collectmany import bench_collect_many
 from common import (
     BASE_ENV,
     PEAK_RSS_PLUGIN,
@@ -661,7 +662,7 @@ BENCHMARKS = {"overhead": bench_overhead, "parallel": bench_parallel, "memory": 
               "ordering": bench_ordering, "stop": bench_stop,
               "trialmemory": bench_trial_memory, "isolation": bench_isolation_size,
               "overlay": bench_overlay_mount, "pertrial": bench_per_trial,
-              "startup": bench_startup,
+              "startup": bench_startup, "collectmany": bench_collect_many,
               "probe": bench_probe}
 
 
