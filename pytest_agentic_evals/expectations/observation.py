@@ -46,6 +46,7 @@ class Observation:
     cache: dict[str, Any] = field(default_factory=dict)
     """What checks read once per trial and share (a parsed trajectory, for one)."""
     _searched: dict[str, tuple[set[str], set[str]]] = field(default_factory=dict)
+    _resolved: dict[tuple[str, bool], Path] = field(default_factory=dict)
 
     def stream_path(self, stream: str) -> Path:
         return self.stdout_path if stream == "stdout" else self.stderr_path
@@ -78,7 +79,16 @@ class Observation:
         return found, matched
 
     def resolve(self, relative: str, outside_allowed: bool = False) -> Path:
-        """The path of an artifact in this trial, refusing escapes from the workspace."""
+        """The path of an artifact in this trial, refusing escapes from the workspace.
+
+        Read once per path: a trial's files are looked at after it has ended (its hash, each
+        check on it), when nothing of it can change them any more."""
+        key = (relative, outside_allowed)
+        if key not in self._resolved:
+            self._resolved[key] = self._resolve(relative, outside_allowed)
+        return self._resolved[key]
+
+    def _resolve(self, relative: str, outside_allowed: bool) -> Path:
         path = Path(os.path.normpath(self.cwd / relative))
         if self.view is not None:
             held, real = self.view.locate(path)
