@@ -23,14 +23,14 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agentic_evals.execution import process as process_module
+from pytest_agentic_evals.execution import procfs
 from pytest_agentic_evals.execution.process import (
     PROCESS_TAG_VARIABLE,
     LeftBehindProcess,
     ProcessResult,
-    pid_window,
     run_process,
 )
+from pytest_agentic_evals.execution.procfs import pid_window
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="process hygiene relies on Linux /proc"
@@ -353,7 +353,7 @@ def test_survivor_seen_in_several_rounds_is_reported_once(
 ) -> None:
     # A real process that survives a round (D state, slow exit) is hard to produce on demand, so
     # the first kills are skipped instead; the process itself is real.
-    real_kill = process_module._kill
+    real_kill = procfs.kill_tagged
     skipped: list[int] = []
 
     def late_kill(pid: int, entry: bytes) -> None:
@@ -362,7 +362,7 @@ def test_survivor_seen_in_several_rounds_is_reported_once(
             return
         real_kill(pid, entry)
 
-    monkeypatch.setattr(process_module, "_kill", late_kill)
+    monkeypatch.setattr(procfs, "kill_tagged", late_kill)
     result = run(_bash('setsid sleep 300 & await_exec $! "sleep 300"; echo $!'))
     pid = _first_pid(result)
     assert skipped == [pid, pid, pid]
@@ -371,7 +371,7 @@ def test_survivor_seen_in_several_rounds_is_reported_once(
 
 
 def test_kill_without_pidfd_support(run: _Runner, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(process_module, "_HAVE_PIDFD", False)
+    monkeypatch.setattr(procfs, "HAVE_PIDFD", False)
     result = run(_bash('setsid sleep 300 & await_exec $! "sleep 300"; echo $!'))
     pid = _first_pid(result)
     assert _left_behind(result, pid).command == "sleep 300"
@@ -381,7 +381,7 @@ def test_kill_without_pidfd_support(run: _Runner, monkeypatch: pytest.MonkeyPatc
 def test_without_proc_only_the_group_is_killed(
     run: _Runner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(process_module, "_PROC", str(tmp_path / "no-proc"))
+    monkeypatch.setattr(procfs, "PROC", str(tmp_path / "no-proc"))
     result = run(_bash('sleep 300 & await_exec $! "sleep 300"; echo $!'))
     assert result.stray_detection is False
     assert result.left_behind == []

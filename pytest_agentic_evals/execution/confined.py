@@ -54,13 +54,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Protocol
 
-from pytest_agentic_evals.execution.process import (
-    LeftBehindProcess,
-    ProcessResult,
-    command_line,
-    new_file,
-    process_state,
-)
+from pytest_agentic_evals.execution.process import ProcessResult, new_file
+from pytest_agentic_evals.execution.procfs import LeftBehindProcess, command_line, process_state
 from pytest_agentic_evals.execution.sandbox import (
     SHELL,
     MountPlan,
