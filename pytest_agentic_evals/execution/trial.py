@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from pytest_agentic_evals.execution import workspace as ws
 from pytest_agentic_evals.execution.environment import RunSettings, trial_environment
-from pytest_agentic_evals.execution.isolation import Place, launch
+from pytest_agentic_evals.execution.isolation import Launched, Place, launch
 from pytest_agentic_evals.execution.process import ProcessResult
 from pytest_agentic_evals.execution.rundirs import mark_kept
 from pytest_agentic_evals.execution.trialdirs import Lease, TrialDirs
@@ -157,36 +157,57 @@ def _run_in(workspace: ws.Workspace, lease: Lease | None, context: _Context) -> 
                   output=trial_dir / "output",
                   readable=(context.skill_dir, case.cwd, workspace.cwd), layers=workspace.layers)
     launched = launch(argv, case, env, timeout, place, settings.sandbox)
-    process, domains = launched.process, launched.domains
-    if process is None:
-        problem = launched.blocked or launched.failure or "the command did not run"
-        failed = infrastructure_failure(trial, problem, workspace=workspace.to_dict())
-        failed["isolation"] = launched.isolation
-        if launched.blocked is not None:
-            failed["outcome"] = BLOCKED
-        if domains is not None:
-            failed["domains"] = domains
-        return failed
-
+    if launched.process is None:
+        return _not_run(launched, trial, workspace)
     observation = Observation(
         not_before_ns=started_ns,
-        exit_code=process.exit_code,
-        stdout_path=process.stdout_path,
-        stderr_path=process.stderr_path,
+        exit_code=launched.process.exit_code,
+        stdout_path=launched.process.stdout_path,
+        stderr_path=launched.process.stderr_path,
         cwd=workspace.cwd,
         workspace=workspace.root,
         # Blocked and external-blocker markers are both looked for in either stream.
         needles=stream_needles(case.expected, case.blocked_markers + case.infra_markers),
         trajectory_path=workspace.cwd / env["AGENTIC_EVALS_TRAJECTORY"],
-        domains=domains,
+        domains=launched.domains,
         view=workspace.layers,
     )
+    result = _observed(launched, observation, context, argv=argv, seed=seed, timeout=timeout,
+                       workspace=workspace, hidden=Redactor.of_environment(env))
+    keep = result["outcome"] != PASS or settings.keep_passed_workspaces
+    result["workspace"]["kept"] = keep or workspace.mode == "inplace"
+    if keep:
+        mark_kept(settings.run_dir)  # no other run removes it: the user does
+    else:
+        # Repaired and reused when that is provably safe, else removed in the background.
+        context.dirs.release(trial_dir, lease)
+        result["output_dir"] = None
+    return result
+
+
+def _not_run(launched: Launched, trial: int, workspace: ws.Workspace) -> TrialResult:
+    """The result of a trial whose command never ran (BLOCKED, or an infrastructure FAIL)."""
+    problem = launched.blocked or launched.failure or "the command did not run"
+    failed = infrastructure_failure(trial, problem, workspace=workspace.to_dict())
+    failed["isolation"] = launched.isolation
+    if launched.blocked is not None:
+        failed["outcome"] = BLOCKED
+    if launched.domains is not None:
+        failed["domains"] = launched.domains
+    return failed
+
+
+def _observed(launched: Launched, observation: Observation, context: _Context, *,
+              argv: list[str], seed: str, timeout: float, workspace: ws.Workspace,
+              hidden: Redactor) -> TrialResult:
+    """The result of a trial whose command ran: judged, and redacted."""
+    case, process = context.case, launched.process
+    assert process is not None
     outcome, problems, markers = _judge(case, process, observation, context.kinds, timeout)
     if context.substitute is not None:
         context.substitute.observe(observation)
-    hidden = Redactor.of_environment(env)
     result: TrialResult = {
-        "trial": trial,
+        "trial": context.trial,
         "outcome": outcome,
         "exit_code": process.exit_code,
         "duration_ms": process.duration_ms,
@@ -205,19 +226,11 @@ def _run_in(workspace: ws.Workspace, lease: Lease | None, context: _Context) -> 
         "stderr": excerpt(process.stderr_path, hidden),
         "artifact_hashes": _artifact_hashes(case, observation),
         "usage": trial_usage(case.expected, observation),
-        "domains": domains,
+        "domains": launched.domains,
         "isolation": launched.isolation,
         "workspace": workspace.to_dict(),
-        "output_dir": str(trial_dir / "output"),
+        "output_dir": str(context.trial_dir / "output"),
     }
-    keep = outcome != PASS or settings.keep_passed_workspaces
-    result["workspace"]["kept"] = keep or workspace.mode == "inplace"
-    if keep:
-        mark_kept(settings.run_dir)  # no other run removes it: the user does
-    else:
-        # Repaired and reused when that is provably safe, else removed in the background.
-        context.dirs.release(trial_dir, lease)
-        result["output_dir"] = None
     # Failure values, left-behind command lines, argv: nothing of the trial's leaves unredacted.
     return hidden.document(result)
 
