@@ -20,6 +20,7 @@ from pytest_agentic_evals.execution.process import ProcessResult, run_process
 from pytest_agentic_evals.execution.rundirs import runs_root
 from pytest_agentic_evals.execution.sandbox import (
     PROXY_PORT,
+    Decision,
     MountPlan,
     SandboxSettings,
     available_bwrap,
@@ -68,19 +69,9 @@ def launch(
     place: Place,
     settings: SandboxSettings,
 ) -> Launched:
+    """Run a trial's command as its case and the machine allow: sandboxed, or not (and why)."""
     decision = decide(settings, case.sandbox, case.sandbox_source)
-    bwrap: str | None = None
-    reason: str | None = None
-    if decision.mode == "off":
-        reason = decision.shown
-    else:
-        found = available_bwrap()
-        if found.problem is None:
-            bwrap = found.path
-        elif decision.mode == "required":
-            reason = f"{decision.shown}, but no trial can be sandboxed here: {found.problem}"
-        else:
-            reason = f"no sandbox on this machine: {found.problem}"
+    bwrap, reason = _sandbox_for(decision)
     network = case.network if bwrap else "host"
     isolation = {
         "sandbox": "bwrap" if bwrap else "none",
@@ -95,33 +86,51 @@ def launch(
     if missing:
         return Launched(isolation, blocked="declared writable path(s) do not exist: "
                                            + ", ".join(map(str, missing)))
+    if bwrap is None and place.layers is not None:
+        return Launched(isolation, blocked="an overlay workspace needs the sandbox, and the "
+                                           "trial is not sandboxed")
     with _Network(DomainPolicy.from_expected(case.expected), network, bwrap is not None) as net:
         if net.failure is not None:
             return Launched(isolation, domains=net.domains(), failure=net.failure)
-        env = net.environment(env)
-        if bwrap is None and place.layers is not None:
-            return Launched(isolation, blocked="an overlay workspace needs the sandbox, and "
-                                               "the trial is not sandboxed")
         if bwrap is None:
-            process = run_process(argv, cwd=place.cwd, env=env, timeout=timeout,
-                                  output_dir=place.output)
+            process = run_process(argv, cwd=place.cwd, env=net.environment(env),
+                                  timeout=timeout, output_dir=place.output)
         else:
-            plan = MountPlan(
-                workspace=place.workspace, scratch=place.scratch, cwd=place.cwd,
-                network=network, writable=case.writable_paths,
-                readable=(*place.readable, *runner_installation(), *net.visible()),
-                hidden=(runs_root(), *settings.hidden),
-                lower=None if place.layers is None else place.layers.lower,
-                work=None if place.layers is None else place.layers.work,
-            )
-            try:
-                process = run_confined(argv, cwd=place.cwd, env=env, timeout=timeout,
-                                       output_dir=place.output, plan=plan, bwrap=bwrap,
-                                       bridge=net.bridge(), locate=_seen(place.layers))
-            finally:
-                if place.layers is not None:
-                    overlay.remove(place.layers.work)
+            process = _run_sandboxed(argv, case, net, net.environment(env), timeout, place,
+                                     settings, bwrap)
     return Launched(isolation, process=process, domains=net.domains())
+
+
+def _sandbox_for(decision: Decision) -> tuple[str | None, str | None]:
+    """The bwrap to sandbox with (None: no sandbox), and why there is none."""
+    if decision.mode == "off":
+        return None, decision.shown
+    found = available_bwrap()
+    if found.problem is None:
+        return found.path, None
+    if decision.mode == "required":
+        return None, f"{decision.shown}, but no trial can be sandboxed here: {found.problem}"
+    return None, f"no sandbox on this machine: {found.problem}"
+
+
+def _run_sandboxed(argv: list[str], case: Case, net: _Network, env: Mapping[str, str],
+                   timeout: float, place: Place, settings: SandboxSettings,
+                   bwrap: str) -> ProcessResult:
+    plan = MountPlan(
+        workspace=place.workspace, scratch=place.scratch, cwd=place.cwd,
+        network=net.network, writable=case.writable_paths,
+        readable=(*place.readable, *runner_installation(), *net.visible()),
+        hidden=(runs_root(), *settings.hidden),
+        lower=None if place.layers is None else place.layers.lower,
+        work=None if place.layers is None else place.layers.work,
+    )
+    try:
+        return run_confined(argv, cwd=place.cwd, env=env, timeout=timeout,
+                            output_dir=place.output, plan=plan, bwrap=bwrap,
+                            bridge=net.bridge(), locate=_seen(place.layers))
+    finally:
+        if place.layers is not None:
+            overlay.remove(place.layers.work)
 
 
 class _Network:
