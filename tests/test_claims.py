@@ -811,8 +811,13 @@ def test_without_critical_claims_every_claim_gates(skill: Skill) -> None:
     claims = [claim("a", criticality="optional"),
               claim("b", "live_e2e", criticality="important")]
     fixture = skill.load(claims, [case("d", "a", "b")])
-    _, readiness, _ = judge(fixture, all_pass(fixture))
-    assert readiness == USABLE_WITH_GAPS
+    report, readiness, _ = judge(fixture, all_pass(fixture))
+    # One claim proven, the other with no evidence: with nothing critical every claim gates,
+    # all or nothing (the earlier tool's rule), so no USABLE_WITH_GAPS on half of them.
+    assert (report["a"]["verdict"], report["b"]["verdict"]) == (PROVEN, NOT_ESTABLISHED)
+    assert readiness == NOT_READY
+    _, readiness, _ = judge(fixture, {"d": "NOT_TESTED"})
+    assert readiness == NOT_READY
     fixture = skill.load(claims, [case("d", "a", "b"), live("l", "b")])
     _, readiness, _ = judge(fixture, all_pass(fixture))
     assert readiness == READY

@@ -584,9 +584,10 @@ def capability_readiness(
 
     Claim-based readiness: the gating claims are the critical ones, or every claim when none
     is critical (a fixture cannot escape the gate by declaring nothing critical).  READY when
-    every gating claim is PROVEN; NOT_READY when a gating claim FAILED; USABLE_WITH_GAPS when
-    some claim has evidence (PROVEN or PARTIALLY_PROVEN); NOT_ESTABLISHED otherwise.  When
-    critical claims exist, important and optional ones are reported but do not gate.
+    every gating claim is PROVEN; NOT_READY when a gating claim FAILED, or when no claim is
+    critical and one is not PROVEN; USABLE_WITH_GAPS when some claim has evidence (PROVEN or
+    PARTIALLY_PROVEN); NOT_ESTABLISHED otherwise.  When critical claims exist, important and
+    optional ones are reported but do not gate.
     """
     everyone = _evidence(fixture, outcomes)
     claims = claims_data(fixture)
@@ -617,6 +618,11 @@ def _readiness(report: Mapping[str, Mapping[str, Any]]) -> str:
         return NOT_READY
     if all(verdict == PROVEN for verdict in verdicts):
         return READY
+    if not critical:
+        # With nothing critical every claim gates, all or nothing, as the earlier tool judged
+        # it: a partly proven set of claims none of which was singled out as the one that
+        # matters gives no "usable" core to stand on.
+        return NOT_READY
     if any(entry["verdict"] in (PROVEN, PARTIALLY_PROVEN) for entry in report.values()):
         return USABLE_WITH_GAPS
     return READINESS_NOT_ESTABLISHED
