@@ -126,8 +126,8 @@ class Fixture:
     data: Mapping[str, Any]
     cases: tuple[Case, ...]
     skill_dir: Path
-    """The directory each private trial workspace copies: the fixture's directory, or its
-    parent when the fixture sits in a ``fixtures/`` folder."""
+    """The directory each private trial workspace copies: the fixture's directory, or the
+    parent of the ``fixtures/`` folder it sits in (see ``skill_dir_for``)."""
 
     @property
     def skill(self) -> str:
@@ -161,8 +161,15 @@ class Fixture:
 
 
 def skill_dir_for(fixture_path: Path) -> Path:
+    """The skill a fixture belongs to: the parent of its ``fixtures/`` folder, also for a
+    fixture one folder deeper (``fixtures/selftest/x.json``, the earlier tool's self-test
+    layout, whose commands reach the skill as ``../../run.sh``); else the fixture's folder."""
     parent = fixture_path.parent
-    return parent.parent if parent.name == FIXTURES_DIRNAME else parent
+    if parent.name == FIXTURES_DIRNAME:
+        return parent.parent
+    if parent.parent.name == FIXTURES_DIRNAME:
+        return parent.parent.parent
+    return parent
 
 
 # Trial and case outcomes.

@@ -45,10 +45,10 @@ def claims_of(report: dict[str, Any]) -> dict[str, Any]:
 
 def test_every_corpus_fixture_validates() -> None:
     fixtures = [CORPUS / "greeter" / "fixtures" / "agentic_eval.json",
-                CORPUS / "greeter" / "fixtures" / "selftest" / "exemption.json"]
+                *sorted((CORPUS / "greeter" / "fixtures" / "selftest").glob("*.json"))]
     result = run_cli("validate", *map(str, fixtures))
     assert result.returncode == 0, result.stderr
-    assert result.stdout.count("VALID: ") == 2
+    assert result.stdout.count("VALID: ") == len(fixtures) == 3
 
 
 def test_the_earlier_fixture_runs_ready_and_migrated_gives_the_same_verdict(
@@ -105,6 +105,30 @@ def test_the_exemption_selftest_gives_the_earlier_verdict(corpus: Path) -> None:
     assert claims["refuses-empty-names"]["exempt_evidence"] == []
     assert exemption["review_date"] == "2027-03-01"
     assert exemption["forfeits"] == ["live latency figures"]
+
+
+def test_a_selftest_fixture_belongs_to_the_skill_above_fixtures(corpus: Path) -> None:
+    # The earlier tool ran fixtures/selftest/*.json from their own folder, reaching the skill
+    # as ../../run.sh: the skill directory is greeter/, which each trial's workspace copies.
+    fixture = corpus / "greeter" / "fixtures" / "selftest" / "runs_the_skill.json"
+    loaded = load_fixture(fixture)
+    assert loaded.skill_dir == corpus / "greeter"
+    assert all(case.cwd == fixture.parent for case in loaded.cases)
+    status, report = run_report(fixture)
+    assert (status, report["readiness"], report["skill"]) == (0, "READY", "greeter"), \
+        report["readiness_notes"]
+    assert set(verdicts(report)["cases"].values()) == {"PASS"}
+    # The greeting was written in the trial's copy of the skill, not in the corpus.
+    assert not (fixture.parent / "greeting.txt").exists()
+
+
+def test_a_selftest_fixture_fails_when_the_skill_above_it_breaks(corpus: Path) -> None:
+    run_sh = corpus / "greeter" / "run.sh"
+    run_sh.write_text(run_sh.read_text().replace('echo "hello, $1"', 'echo "hello, "'))
+    status, report = run_report(corpus / "greeter" / "fixtures" / "selftest" /
+                                "runs_the_skill.json")
+    assert (status, report["readiness"]) == (1, "NOT_READY")
+    assert verdicts(report)["cases"]["greets"] == "FAIL"
 
 
 def test_coverage_accepts_seams_with_claim_ids(corpus: Path) -> None:
