@@ -418,20 +418,22 @@ for _ in range(count):
         if kind in ("proxy", "relayed"):
             proxy = DomainProxy(DomainPolicy(allowed=None))
             try:
-                run_confined(["true"], cwd=base / "workspace", env=env, timeout=30,
-                             output_dir=base / "out", plan=proxy_plan, bwrap=bwrap.path,
-                             bridge=Bridge(proxy, base / "proxy" / "s", kind == "proxy"))
+                done = run_confined(["true"], cwd=base / "workspace", env=env, timeout=30,
+                                    output_dir=base / "out", plan=proxy_plan, bwrap=bwrap.path,
+                                    bridge=Bridge(proxy, base / "proxy" / "s", kind == "proxy"))
             finally:
                 proxy.stop()
                 if kind == "relayed":
                     os.unlink(base / "proxy" / "s")
         elif kind == "confined":
-            run_confined(["true"], cwd=base / "workspace", env=env, timeout=30,
-                         output_dir=base / "out", plan=plan, bwrap=bwrap.path)
+            done = run_confined(["true"], cwd=base / "workspace", env=env, timeout=30,
+                                output_dir=base / "out", plan=plan, bwrap=bwrap.path)
         else:
-            run_process(["true"], cwd=base / "workspace", env=env, timeout=30,
-                        output_dir=base / "out")
+            done = run_process(["true"], cwd=base / "workspace", env=env, timeout=30,
+                               output_dir=base / "out")
         times[kind].append((time.perf_counter() - started) * 1000)
+        if done.exit_code != 0:  # a sandbox that failed early would look fast
+            raise SystemExit(f"{kind}: {done.setup_error or done.start_error or done.exit_code}")
 print(*(statistics.median(times[kind]) for kind in times))
 """
 
