@@ -55,6 +55,17 @@ def decode_json(raw: bytes, shown: str) -> Any:
     return data
 
 
+def read_json(path: Path, what: str) -> tuple[Any, bytes]:
+    """A JSON file decoded strictly (``decode_json``), and its bytes. Raises InputError naming
+    the file when it cannot be read (``cannot read {what}: ...``) or decoded."""
+    shown = display_path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError([Problem(shown, "", f"cannot read {what}: {exc.strerror}")]) from None
+    return decode_json(raw, shown), raw
+
+
 def _explained_decode(raw: bytes, shown: str) -> Any:
     """The slow decoder: the same rules, each broken one explained (with line and column)."""
     problems: list[Problem] = []

@@ -18,7 +18,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from pytest_agentic_evals.jsonio import decode_json, display_path
+from pytest_agentic_evals.jsonio import display_path, read_json
 from pytest_agentic_evals.problems import (
     InputError,
     Problem,
@@ -53,11 +53,7 @@ def read_document(path: str | os.PathLike[str], schema: str) -> tuple[Document |
     absolute = Path(os.path.abspath(path))
     shown = display_path(absolute)
     try:
-        raw = absolute.read_bytes()
-    except OSError as exc:
-        return None, [Problem(shown, "", f"cannot read file: {exc.strerror}")]
-    try:
-        data = decode_json(raw, shown)
+        data, raw = read_json(absolute, "file")
     except InputError as exc:
         return None, list(exc.problems)
     problems = schema_problems(data, schema, shown)

@@ -15,13 +15,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_agentic_evals.jsonio import decode_json, display_path
+from pytest_agentic_evals.jsonio import display_path, read_json
 from pytest_agentic_evals.loading.claims import claim_problems
 from pytest_agentic_evals.loading.contract import contract_violations
 from pytest_agentic_evals.loading.fixture import FixtureError, build_fixture
 from pytest_agentic_evals.loading.seams import seam_problems
 from pytest_agentic_evals.model import Fixture
-from pytest_agentic_evals.problems import InputError, Problem
+from pytest_agentic_evals.problems import InputError
 
 __all__ = ["FixtureError", "fixture_from_data", "load_fixture"]
 
@@ -32,13 +32,8 @@ def load_fixture(
 ) -> Fixture:
     """Read, validate and judge a fixture file; raise FixtureError with every problem."""
     fixture_path = Path(os.path.abspath(path))
-    shown = display_path(fixture_path)
     try:
-        raw = fixture_path.read_bytes()
-    except OSError as exc:
-        raise FixtureError([Problem(shown, "", f"cannot read fixture: {exc.strerror}")]) from None
-    try:
-        data = decode_json(raw, shown)
+        data, raw = read_json(fixture_path, "fixture")
     except InputError as exc:
         raise FixtureError(exc.problems) from None
     return fixture_from_data(data, fixture_path, raw, extra_expectations)
