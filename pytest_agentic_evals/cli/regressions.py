@@ -22,7 +22,9 @@ from pytest_agentic_evals.cli.plugins import plugin_kinds
 from pytest_agentic_evals.execution.environment import DEFAULT_TIMEOUT_SECONDS, RunSettings
 from pytest_agentic_evals.execution.rundirs import RunDir
 from pytest_agentic_evals.expectations.builtin import extra_schemas
+from pytest_agentic_evals.regressions import audit as audits
 from pytest_agentic_evals.regressions import registry as regressions
+from pytest_agentic_evals.regressions import verify as proofs
 
 FORMS = {"table": "a table", "json": "the JSON report"}
 
@@ -78,11 +80,11 @@ def audit(args: argparse.Namespace) -> int:
             return EXIT_INPUT
         found = regressions.find_registry(target)
         paths = [found] if found else []
-    report = regressions.audit(
+    report = audits.audit(
         paths, root=args.path, freshness_days=args.freshness_days, strict=args.strict,
         extra_expectations=extra_schemas(plugin_kinds()),
     )
-    lines = regressions.audit_lines(report)
+    lines = audits.audit_lines(report)
     if not paths:
         lines.insert(0, f"no {regressions.REGISTRY_FILENAME} under {args.path}")
     emit(report, args, lines)
@@ -118,16 +120,16 @@ def verify(args: argparse.Namespace) -> int:
     results = _verify_all(registry, selected, run_id, args.timeout)
     recorded: list[str] = []
     if args.record:
-        recorded = [r["regression_id"] for r in results if r["verdict"] == regressions.VERIFIED]
+        recorded = [r["regression_id"] for r in results if r["verdict"] == proofs.VERIFIED]
         if recorded:
             try:
                 regressions.record_last_proven(path, recorded, regressions.today_utc())
             except regressions.RegistryError as exc:
                 print(f"last_proven not recorded: {exc.describe()}", file=sys.stderr)
                 return EXIT_INPUT
-    report = regressions.verification_report(registry, results, run_id, recorded)
+    report = proofs.verification_report(registry, results, run_id, recorded)
     summary = report["summary"]
-    lines = regressions.verification_lines(results)
+    lines = proofs.verification_lines(results)
     lines.append(f"{registry.shown}: {summary['verified']}/{summary['active']} active "
                  f"regression(s) verified, {summary['skipped']} exempt or retired")
     if recorded:
@@ -172,7 +174,7 @@ def _verify_all(
                                default_timeout=timeout or DEFAULT_TIMEOUT_SECONDS)
         for regression in selected:
             print(f"verifying {regression.regression_id} ...", file=sys.stderr)
-            results.append(regressions.verify_regression(
+            results.append(proofs.verify_regression(
                 registry, regression, settings, kinds, extra_expectations=extra_schemas(kinds),
             ))
     finally:

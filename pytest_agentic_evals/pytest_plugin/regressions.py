@@ -27,15 +27,17 @@ from pytest_agentic_evals.expectations.builtin import ExpectationKind, extra_sch
 from pytest_agentic_evals.model import Fixture
 from pytest_agentic_evals.pytest_plugin.nodes import REJECTED, rejected
 from pytest_agentic_evals.regressions.registry import (
-    GUARD_VARIABLE,
     REGISTRY_FILENAME,
-    VERIFIED,
     Registry,
     RegistryError,
     Regression,
-    crashed_result,
     is_registry,
     load_registry,
+)
+from pytest_agentic_evals.regressions.verify import (
+    GUARD_VARIABLE,
+    VERIFIED,
+    crashed_result,
     verification_lines,
     verify_regression,
 )

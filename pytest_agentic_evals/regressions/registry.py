@@ -1,26 +1,21 @@
-"""Incident to retained regression: the registry, its audit, and fail-before-fix verification.
+"""Retained regressions: the registry, loaded and checked, and written back.
 
 A live failure becomes permanent evidence in ``fixtures/regressions.json``
 (``agentic_evals.regressions.v1``). Each record names a retained guard case and a proof command
-that reproduces the broken behaviour and shows that the guard fails against it. A guard that
-cannot fail is worse than none: it looks like protection. So verification does not trust the
-record. It runs the proof and requires the *declared* failure (the declared exit status and the
-failure signature), refuses failures that only mean the proof never ran (exit 126/127, an
-undeclared Python traceback, a fixture rejected at load), then runs the retained case against
-the current code, which must pass.
+that reproduces the broken behaviour and shows that the guard fails against it. This module
+reads a registry into ``Registry`` (every problem at once, as ``RegistryError``), loads the
+retained case a record names, and writes ``last_proven`` back. What is judged of a registry
+without running anything is in ``audit``; running its proofs is ``verify``.
 
-Pure core: no pytest import. The CLI and the pytest items (``regression_items``) share it.
+Pure core: no pytest import. The CLI and the pytest items share it.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import json
 import os
-import re
-import shutil
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from functools import cache
@@ -30,17 +25,12 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from pytest_agentic_evals.execution.environment import RunSettings, runner_environment
-from pytest_agentic_evals.execution.process import run_process
-from pytest_agentic_evals.execution.trial import run_trial
 from pytest_agentic_evals.execution.workspace import SKIPPED_NAMES
-from pytest_agentic_evals.expectations.builtin import ExpectationKind
-from pytest_agentic_evals.expectations.output import excerpt, search_stream
-from pytest_agentic_evals.jsonio import decode_json, display_path, write_json_atomically
+from pytest_agentic_evals.jsonio import display_path, read_json, write_json_atomically
 from pytest_agentic_evals.loading import load_fixture
 from pytest_agentic_evals.loading.fixture import FixtureError
 from pytest_agentic_evals.loading.oschars import system_string_problems
-from pytest_agentic_evals.model import FIXTURES_DIRNAME, PASS, Fixture
+from pytest_agentic_evals.model import FIXTURES_DIRNAME, Fixture
 from pytest_agentic_evals.problems import (
     InputError,
     Problem,
@@ -48,31 +38,19 @@ from pytest_agentic_evals.problems import (
     pointer_for,
     shown_value,
 )
-from pytest_agentic_evals.redaction import Redactor
 from pytest_agentic_evals.regressions import earlier
 from pytest_agentic_evals.schemas import schema_text
-from pytest_agentic_evals.verdicts import case_outcome
 
 REGISTRY_SCHEMA = "agentic_evals.regressions.v1"
-AUDIT_SCHEMA = "agentic_evals.regressions_audit.v1"
-VERIFICATION_SCHEMA = "agentic_evals.regressions_verification.v1"
 REGISTRY_FILENAME = "regressions.json"
 DEFAULT_RETAINED_FIXTURE = "agentic_eval.json"
 DEFAULT_FRESHNESS_DAYS = 30
 
 ACTIVE, EXEMPT, RETIRED = "ACTIVE", "EXEMPT", "RETIRED"
-VERIFIED, NOT_VERIFIED = "VERIFIED", "NOT_VERIFIED"
-ERROR, WARNING, INFO = "error", "warning", "info"
-
-# Set in a proof's environment. A proof that runs the plugin must not verify regressions in
-# turn: the proof of a registry beside its own fixture would otherwise start itself again.
-GUARD_VARIABLE = "AGENTIC_EVALS_REGRESSION_ID"
 
 # Exit statuses that mean the proof never ran what it names: the shell or exec could not find
 # or execute the program. They are failures of the proof, never of the guard.
 NOT_RUN_EXIT_CODES = {126: "not executable", 127: "command not found"}
-TRACEBACK = re.compile(r"(?m)^Traceback \(most recent call last\):")
-FIXTURE_REJECTED = "fixture rejected"
 # A signature must identify the bug; these would match almost any failure.
 GENERIC_SIGNATURES = frozenset({
     "error", "errors", "fail", "failed", "failure", "fails", "exception", "traceback", "panic",
@@ -80,10 +58,6 @@ GENERIC_SIGNATURES = frozenset({
     "warning", "killed", "timeout", "timed out", "not found",
 })
 MIN_SIGNATURE_CHARACTERS = 4
-# Interpreters whose first operand is a script that must exist for the proof to run.
-_SCRIPT_INTERPRETERS = frozenset({
-    "python", "python3", "bash", "sh", "zsh", "dash", "node", "ruby", "perl",
-})
 
 
 class RegistryError(InputError):
@@ -266,13 +240,8 @@ def find_registries(root: str | os.PathLike[str]) -> list[Path]:
 def load_registry(path: str | os.PathLike[str]) -> Registry:
     """Read and validate a registry; raise RegistryError listing every problem at once."""
     registry_path = Path(os.path.abspath(path))
-    shown = display_path(registry_path)
     try:
-        raw = registry_path.read_bytes()
-    except OSError as exc:
-        raise RegistryError([Problem(shown, "", f"cannot read registry: {exc.strerror}")]) from None
-    try:
-        data = decode_json(raw, shown)
+        data, _ = read_json(registry_path, "registry")
     except InputError as exc:
         raise RegistryError(exc.problems) from None
     return registry_from_data(data, registry_path)
@@ -497,20 +466,7 @@ def _build_proof(
     return proof, problems
 
 
-# -- audit and show: static, nothing is executed -------------------------------------------
-
-
-@dataclass(frozen=True)
-class Finding:
-    severity: str
-    code: str
-    registry: str
-    pointer: str
-    subject: str
-    message: str
-
-    def to_dict(self) -> dict[str, str]:
-        return dataclasses.asdict(self)
+# -- the retained case a record names ------------------------------------------------------
 
 
 def retained_case_problems(
@@ -537,482 +493,7 @@ def retained_case_problems(
     return [], False, fixture
 
 
-def _program_problem(proof: Proof) -> str | None:
-    """A proof whose program or script does not exist fails without reproducing anything."""
-    program = proof.argv[0]
-    env_path = proof.env.get("PATH", os.environ.get("PATH"))
-    if "/" in program:
-        if not (proof.cwd / program).exists():
-            return f"proof program {program} not found (from {display_path(proof.cwd)})"
-    elif shutil.which(program, path=env_path) is None:
-        return f"proof program {program} not found on PATH"
-    if Path(program).name.rstrip("0123456789.") in _SCRIPT_INTERPRETERS and len(proof.argv) > 1:
-        script = proof.argv[1]
-        if not script.startswith("-") and Path(script).suffix and not (proof.cwd / script).exists():
-            return f"proof script {script} not found (from {display_path(proof.cwd)})"
-    return None
-
-
-def audit_registry(
-    registry: Registry,
-    *,
-    today: date | None = None,
-    freshness_days: int | None = None,
-    extra_expectations: Mapping[str, Mapping[str, Any]] | None = None,
-) -> tuple[dict[str, Any], list[Finding]]:
-    """One registry's entry in an audit, and its findings."""
-    today = today or today_utc()
-    window = freshness_days or registry.freshness_days or DEFAULT_FRESHNESS_DAYS
-    shown = registry.shown
-    findings: list[Finding] = []
-    groups: dict[str, list[str]] = {key: [] for key in (
-        "unprotected", "never_proven", "stale_live_proof", "retired", "exempt", "open_incidents",
-        "unverifiable")}
-
-    def find(severity: str, code: str, pointer: str, subject: str, message: str) -> None:
-        findings.append(Finding(severity, code, shown, pointer, subject, message))
-
-    entries = []
-    for regression in registry.regressions:
-        rid, here = regression.regression_id, regression.pointer
-        entry: dict[str, Any] = {
-            "regression_id": rid,
-            "title": regression.title,
-            "status": regression.status,
-            "incident_id": regression.incident_id,
-            "claim_ids": list(regression.claim_ids),
-            "seam_ids": list(regression.seam_ids),
-            "retained_case": regression.retained_case,
-            "retained_fixture": display_path(regression.retained_fixture),
-            "evidence_class": regression.evidence_class,
-            "detection_date": _iso(regression.detection_date),
-            "fix_date": _iso(regression.fix_date),
-            "last_proven": _iso(regression.last_proven),
-            "proof_age_days": None,
-            "fail_before_fix_proof_command": list(regression.proof.argv)
-            if regression.proof else None,
-            "retirement": regression.retirement,
-            "protected": None,
-            "problems": [],
-            "unverifiable": list(regression.unverifiable),
-            "earlier_notes": dict(regression.notes),
-        }
-        entries.append(entry)
-        if regression.status == RETIRED:
-            groups["retired"].append(rid)
-            find(INFO, "retired", here, rid, f"{rid} is retired: {regression.retirement}")
-            continue
-        problems, _, fixture = retained_case_problems(regression, extra_expectations)
-        entry["protected"] = not problems
-        entry["problems"] = problems
-        if problems:
-            groups["unprotected"].append(rid)
-            severity = ERROR if regression.status == ACTIVE else WARNING
-            for problem in problems:
-                find(severity, "unprotected", here + "/retained_case", rid, problem)
-        elif fixture is not None and not fixture.case(regression.retained_case).required:
-            find(WARNING, "retained_case_optional", here + "/retained_case", rid,
-                 f"retained case {regression.retained_case!r} is \"required\": false, so its "
-                 "failure never fails a run")
-        if regression.status == EXEMPT:
-            groups["exempt"].append(rid)
-            find(INFO, "exempt", here + "/status", rid,
-                 f"{rid} is exempt: its guard is not verified")
-            continue
-        if regression.unverifiable:
-            groups["unverifiable"].append(rid)
-            for reason in regression.unverifiable:
-                find(ERROR, "unverifiable", here + "/fail_before_fix", rid,
-                     f"{rid} can never be verified: {reason}")
-        if regression.notes.get("proven") is True:
-            find(INFO, "self_reported_proof", here + "/fail_before_fix/proven", rid,
-                 f"{rid}: {earlier.SELF_REPORTED}")
-        if regression.proof is not None:
-            missing = _program_problem(regression.proof)
-            if missing:
-                find(WARNING, "proof_unrunnable", here + "/fail_before_fix/proof_command", rid,
-                     f"{missing}: the proof would fail without reproducing anything")
-        if regression.last_proven is None:
-            groups["never_proven"].append(rid)
-            find(WARNING, "never_proven", here, rid, f"{rid} was never proven to fail before "
-                 "its fix (possibly vacuous): run regressions verify --record")
-            continue
-        age = (today - regression.last_proven).days
-        entry["proof_age_days"] = age
-        if age > window:
-            groups["stale_live_proof"].append(rid)
-            find(WARNING, "stale_live_proof", here + "/last_proven", rid,
-                 f"{rid} was last proven {age} days ago ({_iso(regression.last_proven)}), "
-                 f"beyond the {window}-day freshness window")
-
-    mapped: dict[str, list[str]] = {}
-    for regression in registry.regressions:
-        if regression.incident_id:
-            mapped.setdefault(regression.incident_id, []).append(regression.regression_id)
-    incidents = []
-    for incident in registry.incidents:
-        regressions = mapped.get(incident.incident_id, [])
-        incidents.append({"incident_id": incident.incident_id, "status": incident.status,
-                          "date": _iso(incident.date), "title": incident.title,
-                          "regressions": regressions})
-        if incident.status == "open" and not regressions:
-            groups["open_incidents"].append(incident.incident_id)
-            find(WARNING, "open_incident", incident.pointer, incident.incident_id,
-                 f"open incident {incident.incident_id} has no regression mapped to it: the "
-                 "failure is not yet permanent evidence")
-    entry_dict = {
-        "path": shown,
-        "skill": registry.skill,
-        "valid": True,
-        "problems": [],
-        "freshness_days": window,
-        "regressions": entries,
-        "incidents": incidents,
-        **groups,
-    }
-    return entry_dict, findings
-
-
-def invalid_registry_entry(path: Path, error: InputError) -> tuple[dict[str, Any], Finding]:
-    shown = display_path(path)
-    entry = {"path": shown, "skill": None, "valid": False,
-             "problems": [str(problem) for problem in error.problems]}
-    finding = Finding(ERROR, "invalid_registry", shown, "", shown,
-                      f"registry is invalid ({len(error.problems)} problem(s)): its regressions "
-                      "are unknown, not zero")
-    return entry, finding
-
-
-def audit(
-    paths: Sequence[Path],
-    *,
-    root: str,
-    today: date | None = None,
-    freshness_days: int | None = None,
-    strict: bool = False,
-    extra_expectations: Mapping[str, Mapping[str, Any]] | None = None,
-) -> dict[str, Any]:
-    """The audit of every registry in ``paths``: invalid ones are listed as invalid."""
-    today = today or today_utc()
-    entries, findings = [], []
-    for path in paths:
-        try:
-            registry = load_registry(path)
-        except RegistryError as exc:
-            entry, finding = invalid_registry_entry(path, exc)
-            entries.append(entry)
-            findings.append(finding)
-            continue
-        entry_dict, found = audit_registry(registry, today=today, freshness_days=freshness_days,
-                                           extra_expectations=extra_expectations)
-        entries.append(entry_dict)
-        findings += found
-    valid = [entry for entry in entries if entry["valid"]]
-    summary = {
-        "registries": len(entries),
-        "invalid_registries": len(entries) - len(valid),
-        "regressions": sum(len(e["regressions"]) for e in valid),
-        "active": sum(r["status"] == ACTIVE for e in valid for r in e["regressions"]),
-        **{key: sum(len(e[key]) for e in valid) for key in (
-            "unprotected", "never_proven", "stale_live_proof", "retired", "exempt",
-            "open_incidents", "unverifiable")},
-    }
-    failing = [f for f in findings if f.severity == ERROR or (strict and f.severity == WARNING)]
-    if summary["invalid_registries"]:
-        reason = f"{summary['invalid_registries']} invalid registry(ies)"
-    elif failing:
-        reason = "; ".join(f"{f.subject}: {f.code}" for f in failing[:8])
-    else:
-        reason = "every active regression is protected"
-    return {
-        "schema": AUDIT_SCHEMA,
-        "root": root,
-        "today": today.isoformat(),
-        "freshness_days": freshness_days,
-        "strict": strict,
-        "registries": entries,
-        "findings": [finding.to_dict() for finding in findings],
-        "summary": summary,
-        "gate": {"passed": not failing and not summary["invalid_registries"], "reason": reason},
-    }
-
-
-def _iso(value: date | None) -> str | None:
-    return value.isoformat() if value else None
-
-
-def audit_lines(report: Mapping[str, Any]) -> list[str]:
-    """The audit as a table a person reads at a glance."""
-    lines = []
-    for entry in report["registries"]:
-        if not entry["valid"]:
-            lines.append(f"INVALID  {entry['path']}: {len(entry['problems'])} problem(s) "
-                         "(listed on stderr): its regressions are unknown, not zero")
-            continue
-        count = len(entry["regressions"])
-        lines.append(f"{entry['path']} (skill {entry['skill']}): {count} regression(s), "
-                     f"freshness window {entry['freshness_days']} days")
-        for record in entry["regressions"]:
-            lines.append(f"  {record['status']:<8} {record['regression_id']:<32} "
-                         f"case {record['retained_case']:<28} {_state_text(record, entry)}")
-        for incident in entry["incidents"]:
-            mapped = ", ".join(incident["regressions"]) or "no regression"
-            lines.append(f"  incident {incident['incident_id']} ({incident['status']}): {mapped}")
-    findings = [f for f in report["findings"] if f["code"] != "invalid_registry"]
-    if findings:
-        lines.append("findings:")
-        lines += [f"  {f['severity'].upper():<8} {f['code']:<22} {f['registry']}: "
-                  f"{f['pointer'] or '(document)'}: {f['message']}" for f in findings]
-    summary = report["summary"]
-    lines.append(
-        f"summary: {summary['registries']} registry(ies) ({summary['invalid_registries']} "
-        f"invalid), {summary['regressions']} regression(s), {summary['active']} active: "
-        f"{summary['unprotected']} unprotected, {summary['never_proven']} never proven, "
-        f"{summary['stale_live_proof']} stale, {summary['retired']} retired, "
-        f"{summary['exempt']} exempt, {summary['open_incidents']} open incident(s) unmapped")
-    return lines
-
-
-def _state_text(record: Mapping[str, Any], entry: Mapping[str, Any]) -> str:
-    rid = record["regression_id"]
-    if record["status"] == RETIRED:
-        return f"retired: {record['retirement']}"
-    if rid in entry["unprotected"]:
-        return "UNPROTECTED"
-    if rid in entry["unverifiable"]:
-        return "UNVERIFIABLE (see findings)"
-    if rid in entry["never_proven"]:
-        return "never proven"
-    age = record["proof_age_days"]
-    when = f"proven {record['last_proven']} ({age} days ago)" if age is not None else ""
-    if rid in entry["stale_live_proof"]:
-        return "STALE, " + when
-    return when or "exempt"
-
-
-# -- verify: run the proof, then the retained case -----------------------------------------
-
-
-def proof_environment(
-    regression: Regression, settings: RunSettings, scratch: Path
-) -> dict[str, str]:
-    """The runner's environment as a trial gets it, plus the recursion guard and the proof's env."""
-    env = runner_environment()
-    env.update({
-        GUARD_VARIABLE: regression.regression_id,
-        "AGENTIC_EVALS_RUN_ID": settings.run_id,
-        "AGENTIC_EVALS_PROOF_DIR": str(scratch),
-    })
-    assert regression.proof is not None
-    env.update(regression.proof.env)
-    return env
-
-
-def run_proof(regression: Regression, settings: RunSettings) -> dict[str, Any]:
-    """Run ``fail_before_fix`` and judge whether it failed for the declared reason."""
-    proof = regression.proof
-    assert proof is not None
-    base = settings.run_dir / "regressions" / regression.regression_id / "proof"
-    if base.exists():
-        shutil.rmtree(base)
-    scratch = base / "scratch"
-    scratch.mkdir(parents=True)
-    env = proof_environment(regression, settings, scratch)
-    timeout = proof.timeout_seconds or settings.default_timeout
-    process = run_process(proof.argv, cwd=proof.cwd, env=env, timeout=timeout,
-                          output_dir=base / "output")
-    problems: list[str] = []
-    code = process.exit_code
-    signatures = {
-        stream: dict.fromkeys(wanted, False)
-        for stream, wanted in (("stdout", proof.stdout_contains),
-                               ("stderr", proof.stderr_contains)) if wanted
-    }
-    if process.start_error:
-        problems.append(f"the proof could not start: {process.start_error}")
-    elif process.timed_out:
-        problems.append(f"the proof timed out after {timeout:g}s: a hang is not the declared "
-                        "failure")
-    elif code is not None and code < 0:
-        problems.append(f"the proof was killed by signal {-code}: a crash is not the declared "
-                        "failure")
-    elif code == 0:
-        problems.append("the proof exited 0: the guard passed against the broken behaviour, so "
-                        "it cannot tell broken from fixed (vacuous guard)")
-    elif code in NOT_RUN_EXIT_CODES:
-        problems.append(f"the proof exited {code} ({NOT_RUN_EXIT_CODES[code]}): it never ran, "
-                        "so it proves nothing")
-    elif proof.exit_code is not None and code != proof.exit_code:
-        problems.append(f"the proof exited {code}, the declared failure exits {proof.exit_code}")
-    if process.left_behind:
-        shown = ", ".join(f"pid {p.pid} ({p.command or '?'})" for p in process.left_behind)
-        problems.append(f"the proof left {len(process.left_behind)} process(es) behind, killed: "
-                        f"{shown}")
-    if process.start_error is None:
-        for stream, wanted in signatures.items():
-            path = process.stdout_path if stream == "stdout" else process.stderr_path
-            found, _ = search_stream(path, wanted, [])
-            for signature in wanted:
-                wanted[signature] = signature in found
-                if signature not in found:
-                    problems.append(f"failure signature {signature!r} not found in {stream}: "
-                                    "the proof failed for another reason than the declared one")
-        _, traceback = search_stream(process.stderr_path, [], [TRACEBACK])
-        if traceback and code != 0 and not proof.declares("Traceback"):
-            problems.append("the proof died with an undeclared Python traceback: a crash of the "
-                            "proof is not the declared failure")
-        found, _ = search_stream(process.stderr_path, [FIXTURE_REJECTED], [])
-        if code == 2 and found and not proof.declares(FIXTURE_REJECTED):
-            problems.append("the proof's fixture was rejected at load (exit 2, \"fixture "
-                            "rejected\" on stderr): the guard never ran")
-    verified = not problems
-    hidden = Redactor.of_environment(env)
-    result = {
-        "argv": list(proof.argv),
-        "cwd": display_path(proof.cwd),
-        "expected": proof.expected(),
-        "verified": verified,
-        "exit_code": code,
-        "timed_out": process.timed_out,
-        "duration_ms": process.duration_ms,
-        "left_behind_processes": [{"pid": p.pid, "command": p.command}
-                                  for p in process.left_behind],
-        "signatures_found": signatures,
-        "problems": problems,
-        "stdout": excerpt(process.stdout_path, hidden),
-        "stderr": excerpt(process.stderr_path, hidden),
-        "output_dir": str(base / "output"),
-    }
-    if verified and not settings.keep_passed_workspaces:
-        shutil.rmtree(base, ignore_errors=True)
-        result["output_dir"] = None
-    return hidden.document(result)
-
-
-def run_retained_case(
-    regression: Regression,
-    settings: RunSettings,
-    kinds: Mapping[str, ExpectationKind],
-    *,
-    trials_for: Callable[[Fixture], int] | None = None,
-    extra_expectations: Mapping[str, Mapping[str, Any]] | None = None,
-) -> tuple[dict[str, Any], bool]:
-    """Run every trial of the retained case against the current code; and whether a problem is
-    bad input (a retained fixture that cannot be loaded)."""
-    problems, input_error, fixture = retained_case_problems(regression, extra_expectations)
-    result: dict[str, Any] = {
-        "fixture": display_path(regression.retained_fixture),
-        "case": regression.retained_case,
-        "outcome": "NOT_RUN",
-        "trials": [],
-        "problems": problems,
-    }
-    if problems or fixture is None:
-        return result, input_error
-    case = fixture.case(regression.retained_case)
-    # Its own directory: the same case may be running as ordinary trials of this very run,
-    # and trial directories are per (fixture, case, trial).
-    private = dataclasses.replace(
-        settings, run_dir=settings.run_dir / "regressions" / regression.regression_id
-    )
-    count = trials_for(fixture) if trials_for else fixture.trials
-    trials = [run_trial(fixture, case, n, private, kinds) for n in range(1, count + 1)]
-    outcomes = [trial["outcome"] for trial in trials]
-    result["trials"] = trials
-    result["outcome"] = case_outcome(outcomes)
-    for trial in trials:
-        result["problems"] += [f"trial {trial['trial']}: {p}" for p in trial["problems"]]
-    return result, False
-
-
-def verify_regression(
-    registry: Registry,
-    regression: Regression,
-    settings: RunSettings,
-    kinds: Mapping[str, ExpectationKind],
-    *,
-    trials_for: Callable[[Fixture], int] | None = None,
-    extra_expectations: Mapping[str, Mapping[str, Any]] | None = None,
-) -> dict[str, Any]:
-    """Fail-before-fix, then pass-after-fix, for one ACTIVE regression; a plain JSON dict.
-
-    A record that can never be verified (``unverifiable``) has its proof left unrun: whatever
-    it does, it could not show the declared failure. Its retained case still runs."""
-    proof = run_proof(regression, settings) if not regression.unverifiable else None
-    retained, input_error = run_retained_case(regression, settings, kinds, trials_for=trials_for,
-                                              extra_expectations=extra_expectations)
-    reasons = [f"fail-before-fix: {problem}" for problem in
-               (proof["problems"] if proof else regression.unverifiable)]
-    if retained["outcome"] != PASS:
-        passed = sum(t["outcome"] == PASS for t in retained["trials"])
-        if retained["trials"]:
-            reasons.append(f"retained case {regression.retained_case!r} did not pass on the "
-                           f"current code ({passed}/{len(retained['trials'])} trials passed)")
-        reasons += [f"retained case: {problem}" for problem in retained["problems"]]
-    return {
-        "regression_id": regression.regression_id,
-        "registry": registry.shown,
-        "status": regression.status,
-        "incident_id": regression.incident_id,
-        "verdict": VERIFIED if not reasons else NOT_VERIFIED,
-        "reasons": reasons,
-        "input_error": input_error,
-        "fail_before_fix": proof,
-        "retained": retained,
-    }
-
-
-def crashed_result(registry: str, regression_id: str, problem: str) -> dict[str, Any]:
-    """The result of a verification whose process died before it could say anything."""
-    return {
-        "regression_id": regression_id,
-        "registry": registry,
-        "status": ACTIVE,
-        "incident_id": None,
-        "verdict": NOT_VERIFIED,
-        "reasons": [problem],
-        "input_error": False,
-        "fail_before_fix": None,
-        "retained": None,
-    }
-
-
-def verification_report(
-    registry: Registry, results: list[dict[str, Any]], run_id: str, recorded: Sequence[str] = ()
-) -> dict[str, Any]:
-    verified = [r for r in results if r["verdict"] == VERIFIED]
-    skipped = [{"regression_id": r.regression_id, "status": r.status}
-               for r in registry.regressions if r.status != ACTIVE]
-    return {
-        "schema": VERIFICATION_SCHEMA,
-        "registry": registry.shown,
-        "skill": registry.skill,
-        "run_id": run_id,
-        "timestamp": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "verified": len(verified) == len(results),
-        "summary": {"active": len(results), "verified": len(verified),
-                    "not_verified": len(results) - len(verified), "skipped": len(skipped)},
-        "regressions": results,
-        "skipped": skipped,
-        "recorded": list(recorded),
-    }
-
-
-def verification_lines(results: Sequence[Mapping[str, Any]]) -> list[str]:
-    """One line per verified regression; the reasons under each one that is not."""
-    lines = []
-    for result in results:
-        rid = result["regression_id"]
-        if result["verdict"] == VERIFIED:
-            proof, retained = result["fail_before_fix"], result["retained"]
-            lines.append(f"{VERIFIED:<13} {rid}: the proof failed as declared (exit "
-                         f"{proof['exit_code']}, signature found); retained case "
-                         f"{retained['case']} passed {len(retained['trials'])}/"
-                         f"{len(retained['trials'])} trials on the current code")
-            continue
-        lines.append(f"{NOT_VERIFIED:<13} {rid}: cannot demonstrate fail-before-fix")
-        lines += [f"  - {reason}" for reason in result["reasons"]]
-    return lines
+# -- write-back ----------------------------------------------------------------------------
 
 
 def record_last_proven(path: Path, regression_ids: Iterable[str], day: date) -> None:
@@ -1022,13 +503,10 @@ def record_last_proven(path: Path, regression_ids: Iterable[str], day: date) -> 
     edited it during a long verification, and their edit must not be lost.
     """
     wanted = set(regression_ids)
-    shown = display_path(path)
     try:
-        data = decode_json(path.read_bytes(), shown)
+        data, _ = read_json(path, "registry")
     except InputError as exc:
         raise RegistryError(exc.problems) from None
-    except OSError as exc:
-        raise RegistryError([Problem(shown, "", f"cannot read registry: {exc.strerror}")]) from None
     for record in data.get("regressions", ()) if isinstance(data, dict) else ():
         if isinstance(record, dict) and record.get("regression_id") in wanted:
             record["last_proven"] = day.isoformat()
