@@ -25,6 +25,7 @@ import pytest
 from pytest_agentic_evals.evidence.qualification import can_fail
 from pytest_agentic_evals.expectations import domains as dm
 from pytest_agentic_evals.expectations import proxy as px
+from pytest_agentic_evals.expectations import proxy_requests
 from pytest_agentic_evals.expectations.builtin import builtin_kinds, check_expectations
 from pytest_agentic_evals.expectations.observation import Observation
 from pytest_agentic_evals.loading import fixture_from_data
@@ -157,7 +158,7 @@ def test_local_hosts_are_loopback_only() -> None:
 
 
 def test_parse_absolute_form_and_connect() -> None:
-    request = px.parse_request_head(
+    request = proxy_requests.parse_request_head(
         b"GET http://User:pw@Allowed.Test:8080/a/b?c=d#frag HTTP/1.1\r\nHost: allowed.test\r\n"
         b"Proxy-Connection: keep-alive\r\nProxy-Authorization: Basic x\r\nAccept: */*")
     assert (request.method, request.host, request.port, request.path) == (
@@ -166,9 +167,9 @@ def test_parse_absolute_form_and_connect() -> None:
     assert forwarded.startswith("GET /a/b?c=d HTTP/1.1\r\n")
     assert "Proxy-" not in forwarded and "Accept: */*" in forwarded
     assert forwarded.endswith("Connection: close\r\n\r\n")
-    assert "Host: x.test:81" in px.parse_request_head(
+    assert "Host: x.test:81" in proxy_requests.parse_request_head(
         b"GET http://x.test:81 HTTP/1.0").forwarded_head().decode()
-    connect = px.parse_request_head(b"CONNECT [::1]:443 HTTP/1.1\r\n")
+    connect = proxy_requests.parse_request_head(b"CONNECT [::1]:443 HTTP/1.1\r\n")
     assert (connect.method, connect.host, connect.port) == ("CONNECT", "::1", 443)
 
 
@@ -182,8 +183,8 @@ def test_parse_absolute_form_and_connect() -> None:
     b"GET http://x.test/ HTTP/1.1\r\n folded: header",
 ])
 def test_malformed_heads_are_bad_requests(head: bytes) -> None:
-    with pytest.raises(px.BadRequest):
-        px.parse_request_head(head)
+    with pytest.raises(proxy_requests.BadRequest):
+        proxy_requests.parse_request_head(head)
 
 
 def test_the_proxy_answers_garbage_with_400_and_records_no_host() -> None:

@@ -7,7 +7,8 @@ read-only into the sandbox. This program runs inside the sandbox before the tria
 its pid on standard output, moves to the background and exits, and from then on connects
 each accepted connection to the Unix socket and copies bytes both ways.
 
-It is started by path, not imported: standard library only, no package imports. It sees
+It is started by path: standard library only, no package imports (the domain proxy imports
+its ``pump``, which is the same copy loop on both sides of the socket). It sees
 nothing the trial cannot see, and the trial can do nothing to it that reaches further than
 its own traffic (killing it only cuts the trial off the network).
 """
@@ -23,26 +24,34 @@ import threading
 _CHUNK = 64 * 1024
 
 
+def pump(client: socket.socket, server: socket.socket) -> None:
+    """Copy bytes both ways until both directions are closed, passing each half-close on.
+
+    A reset or a peer gone raises OSError: the caller ends the connection. The domain proxy
+    copies its allowed connections with this too."""
+    peers = {client: server, server: client}
+    with selectors.DefaultSelector() as selector:
+        for sock in peers:
+            selector.register(sock, selectors.EVENT_READ)
+        open_directions = 2
+        while open_directions:
+            for key, _ in selector.select():
+                source = key.fileobj
+                assert isinstance(source, socket.socket)
+                data = source.recv(_CHUNK)
+                if data:
+                    peers[source].sendall(data)
+                    continue
+                selector.unregister(source)
+                open_directions -= 1
+                peers[source].shutdown(socket.SHUT_WR)
+
+
 def _pipe(client: socket.socket, path: str) -> None:
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         server.connect(path)
-        peers = {client: server, server: client}
-        with selectors.DefaultSelector() as selector:
-            for sock in peers:
-                selector.register(sock, selectors.EVENT_READ)
-            open_directions = 2
-            while open_directions:
-                for key, _ in selector.select():
-                    source = key.fileobj
-                    assert isinstance(source, socket.socket)
-                    data = source.recv(_CHUNK)
-                    if data:
-                        peers[source].sendall(data)
-                        continue
-                    selector.unregister(source)
-                    open_directions -= 1
-                    peers[source].shutdown(socket.SHUT_WR)
+        pump(client, server)
     except OSError:
         pass
     finally:

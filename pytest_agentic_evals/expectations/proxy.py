@@ -32,10 +32,9 @@ import socket
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
+from pytest_agentic_evals.execution.relay import pump
 from pytest_agentic_evals.expectations.domains import (
     ENFORCED_NOTE,
     NOTE,
@@ -44,6 +43,14 @@ from pytest_agentic_evals.expectations.domains import (
     ip_text,
     normalise_host,
     rules_report,
+)
+from pytest_agentic_evals.expectations.proxy_requests import (
+    TOKEN,
+    BadRequest,
+    ProxyRequest,
+    header_host,
+    host_header,
+    parse_request_head,
 )
 
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY",
@@ -65,12 +72,6 @@ LINGER_SECONDS = 1.0
 MAX_LINGER_BYTES = 1024 * 1024
 _CHUNK = 64 * 1024
 
-_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
-_VERSION = re.compile(r"HTTP/\d\.\d")
-_HOP_BY_HOP = frozenset({
-    "connection", "proxy-connection", "keep-alive", "proxy-authenticate",
-    "proxy-authorization", "te", "trailer", "upgrade",
-})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -108,91 +109,8 @@ def proxy_environment(env: Mapping[str, str], url: str) -> dict[str, str]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Requests and the server
+# The server
 # ---------------------------------------------------------------------------------------------
-
-
-class BadRequest(Exception):
-    """A request the proxy cannot serve; answered 400 and counted as malformed."""
-
-
-@dataclass(frozen=True)
-class ProxyRequest:
-    method: str
-    host: str
-    port: int
-    version: str
-    path: str
-    """For a forwarded request, the origin-form target sent upstream; empty for CONNECT."""
-    headers: tuple[tuple[str, str], ...]
-
-    def forwarded_head(self) -> bytes:
-        """The request as the origin server gets it: origin-form target, hop-by-hop headers
-        dropped, one request per connection (so the relay can end at the server's close)."""
-        lines = [f"{self.method} {self.path} {self.version}"]
-        names = set()
-        for name, value in self.headers:
-            if name.lower() in _HOP_BY_HOP:
-                continue
-            names.add(name.lower())
-            lines.append(f"{name}: {value}")
-        if "host" not in names:
-            host = f"[{self.host}]" if ":" in self.host else self.host
-            lines.append(f"Host: {host}" if self.port == 80 else f"Host: {host}:{self.port}")
-        lines.append("Connection: close")
-        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-
-
-def parse_request_head(head: bytes) -> ProxyRequest:
-    """Parse a proxy request's head (request line and headers); raise BadRequest."""
-    text = head.decode("latin-1")  # every byte decodes: garbage is judged below, never a crash
-    lines = text.replace("\r\n", "\n").split("\n")
-    while lines and not lines[-1]:
-        lines.pop()
-    if not lines:
-        raise BadRequest("empty request")
-    parts = lines[0].split(" ")
-    if len(parts) != 3 or not _TOKEN.fullmatch(parts[0]) or not _VERSION.fullmatch(parts[2]):
-        raise BadRequest(f"malformed request line {lines[0][:100]!r}")
-    method, target, version = parts
-    headers = []
-    for line in lines[1:]:
-        name, sep, value = line.partition(":")
-        if not sep or not _TOKEN.fullmatch(name):
-            raise BadRequest(f"malformed header line {line[:100]!r}")
-        headers.append((name, value.strip()))
-    if method.upper() == "CONNECT":
-        host, port = _authority(target)
-        return ProxyRequest("CONNECT", host, port, version, "", tuple(headers))
-    if target.startswith("/"):
-        raise BadRequest("not a proxy request: the target must be an absolute http:// URL")
-    try:
-        url = urlsplit(target)
-        port = url.port or 80
-    except ValueError as exc:
-        raise BadRequest(f"malformed URL {target[:100]!r}: {exc}") from None
-    if url.scheme.lower() != "http":
-        raise BadRequest(f"only http:// URLs are forwarded (use CONNECT for others): "
-                         f"{target[:100]!r}")
-    found = normalise_host(url.hostname or "")
-    if found is None:
-        raise BadRequest(f"no valid host in {target[:100]!r}")
-    path = url.path or "/"
-    if url.query:
-        path += "?" + url.query
-    return ProxyRequest(method, found, port, version, path, tuple(headers))
-
-
-def _authority(target: str) -> tuple[str, int]:
-    if target.startswith("["):
-        host_text, _, rest = target[1:].partition("]")
-        port_text = rest[1:] if rest.startswith(":") else ""
-    else:
-        host_text, _, port_text = target.rpartition(":")
-    host = normalise_host(host_text)
-    if host is None or not port_text.isdigit() or not 0 < int(port_text) < 65536:
-        raise BadRequest(f"CONNECT needs host:port, got {target[:100]!r}")
-    return host, int(port_text)
 
 
 class _Record:
@@ -477,8 +395,8 @@ class DomainProxy:
             self._record.bad_request()
             _reply(client, 400, "Bad Request", str(exc))
             return
-        named = _host_header(request.headers)
-        if named is not None and _header_host(named) != request.host:
+        named = host_header(request.headers)
+        if named is not None and header_host(named) != request.host:
             self._refuse_mismatch(client, request, named)
             return
         decision = self.policy.decide(request.host)
@@ -499,7 +417,7 @@ class DomainProxy:
             client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
             inner = _inner_host(client, server, rest)
             if inner is not None and inner[0] is not None \
-                    and _header_host(inner[0]) != request.host:
+                    and header_host(inner[0]) != request.host:
                 self._refuse_mismatch(client, request, inner[0])
                 return
             _relay(client, server, inner[1] if inner is not None else rest)
@@ -536,23 +454,6 @@ class DomainProxy:
         return server
 
 
-def _host_header(headers: tuple[tuple[str, str], ...]) -> str | None:
-    for name, value in headers:
-        if name.lower() == "host":
-            return value
-    return None
-
-
-def _header_host(value: str) -> str | None:
-    """The host a Host header names (without its port), canonical; None when it names none."""
-    value = value.strip()
-    if value.startswith("["):
-        return normalise_host(value.partition("]")[0] + "]")
-    if value.count(":") == 1:
-        value = value.partition(":")[0]
-    return normalise_host(value)
-
-
 def _inner_host(client: socket.socket, server: socket.socket,
                 pending: bytes) -> tuple[str | None, bytes] | None:
     """The Host header of a plain HTTP request sent through a tunnel, and every byte read so
@@ -572,7 +473,7 @@ def _inner_host(client: socket.socket, server: socket.socket,
             return None
         if not buffer:
             return None
-    if not _TOKEN.match(buffer.decode("latin-1")[:16]) or buffer[:1] == b"\x16":
+    if not TOKEN.match(buffer.decode("latin-1")[:16]) or buffer[:1] == b"\x16":
         return None
     head, rest = _read_more(client, buffer)
     if head is None:
@@ -582,7 +483,7 @@ def _inner_host(client: socket.socket, server: socket.socket,
                                              + head.partition(b"\n")[2]).headers
     except BadRequest:
         return None, head + b"\r\n\r\n" + rest
-    return _host_header(request_headers), head + b"\r\n\r\n" + rest
+    return host_header(request_headers), head + b"\r\n\r\n" + rest
 
 
 def _read_more(sock: socket.socket, buffer: bytes) -> tuple[bytes | None, bytes]:
@@ -624,25 +525,8 @@ def _read_head(sock: socket.socket) -> tuple[bytes | None, bytes]:
 
 
 def _relay(client: socket.socket, server: socket.socket, pending: bytes) -> None:
-    """Copy bytes both ways until both directions are closed (or either side fails)."""
+    """Copy bytes both ways until both directions are closed (or either side fails, which
+    raises OSError and ends the connection)."""
     if pending:
         server.sendall(pending)
-    peers = {client: server, server: client}
-    with selectors.DefaultSelector() as selector:
-        for sock in peers:
-            selector.register(sock, selectors.EVENT_READ)
-        open_directions = 2
-        while open_directions:
-            for key, _ in selector.select():
-                source = key.fileobj
-                assert isinstance(source, socket.socket)
-                data = source.recv(_CHUNK)
-                if data:
-                    peers[source].sendall(data)
-                    continue
-                selector.unregister(source)
-                open_directions -= 1
-                try:
-                    peers[source].shutdown(socket.SHUT_WR)  # pass the half-close on
-                except OSError:
-                    return
+    pump(client, server)
