@@ -47,7 +47,7 @@ from pytest_agentic_evals.loading.categories import (
     category_cases,
     load_category_map,
 )
-from pytest_agentic_evals.model import FIXTURES_DIRNAME
+from pytest_agentic_evals.model import FIXTURES_DIRNAME, Fixture
 from pytest_agentic_evals.pytest_plugin.settings import add_run_options, plugin_arguments
 
 PYTEST_USAGE_ERROR, PYTEST_NO_TESTS = 4, 5
@@ -111,22 +111,11 @@ def run(args: argparse.Namespace) -> int:
         for error in errors:
             print(error, file=sys.stderr)
         return EXIT_INPUT
-    if args.category_map and not args.only_category:
-        print("--map only serves --only-category", file=sys.stderr)
+    problem = _select_cases(args, fixtures)
+    if problem:
+        print(problem, file=sys.stderr)
         return EXIT_INPUT
-    if args.only_category:
-        try:
-            mapped = load_category_map(args.category_map) if args.category_map else None
-            args.cases = category_cases(fixtures, args.only_category, mapped)
-        except CategoryError as exc:
-            print(exc, file=sys.stderr)
-            return EXIT_INPUT
     known = {case.name for fixture in fixtures for case in fixture.cases}
-    unknown = [name for name in args.cases if name not in known]
-    if unknown:
-        print(f"unknown case(s): {', '.join(unknown)} (cases: {', '.join(sorted(known))})",
-              file=sys.stderr)
-        return EXIT_INPUT
     # An earlier run's output is never left where this run's belongs, whatever happens next.
     for path in (args.output, args.markdown):
         if path:
@@ -150,6 +139,30 @@ def run(args: argparse.Namespace) -> int:
         write_output(report, args.output)
     except OSError as exc:
         raise CommandFailed(f"--output {args.output}: cannot write: {exc.strerror}") from None
+    return _exit_status(args, status, report, known)
+
+
+def _select_cases(args: argparse.Namespace, fixtures: list[Fixture]) -> str | None:
+    """Resolve ``--only-category`` into ``args.cases``; why the selection cannot run, or None."""
+    if args.category_map and not args.only_category:
+        return "--map only serves --only-category"
+    if args.only_category:
+        try:
+            mapped = load_category_map(args.category_map) if args.category_map else None
+            args.cases = category_cases(fixtures, args.only_category, mapped)
+        except CategoryError as exc:
+            return str(exc)
+    known = {case.name for fixture in fixtures for case in fixture.cases}
+    unknown = [name for name in args.cases if name not in known]
+    if unknown:
+        return f"unknown case(s): {', '.join(unknown)} (cases: {', '.join(sorted(known))})"
+    return None
+
+
+def _exit_status(
+    args: argparse.Namespace, status: int, report: dict[str, Any], known: set[str]
+) -> int:
+    """The command's exit status from pytest's and the report the run wrote."""
     if status == EXIT_INTERRUPTED or _interrupted(report):
         return EXIT_INTERRUPTED
     if status == PYTEST_USAGE_ERROR:  # bad pass-through arguments or settings
