@@ -1,4 +1,5 @@
-"""The data the product works on: a fixture, its cases, and the names of outcomes and verdicts.
+"""The data the product works on: a fixture, its cases, and the types and names of outcomes
+and verdicts.
 
 Loaders build these objects (``loading``); everything downstream reads them. Nothing here
 imports another module of the package but ``problems``.
@@ -12,7 +13,7 @@ import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final, Literal
 
 from pytest_agentic_evals.problems import pointer_for
 
@@ -172,19 +173,39 @@ def skill_dir_for(fixture_path: Path) -> Path:
     return parent
 
 
-# Trial and case outcomes.
-PASS, FAIL, BLOCKED, NOT_TESTED = "PASS", "FAIL", "BLOCKED", "NOT_TESTED"
-# A trial whose expectations failed while an external blocker showed (``infra_blocked_when``):
-# never a pass, and counted like BLOCKED, but kept apart so that it is not taken for a fault
-# of the skill. A trial outcome only: its case is BLOCKED.
-INFRA_BLOCKED = "INFRA_BLOCKED"
+# Outcomes, readiness and verdicts: each a Literal type (what a value may be, checked by the
+# type checker) and its names (what code writes instead of a bare string). The report schema
+# states the same sets; a test keeps them equal.
+
+TrialOutcome = Literal["PASS", "FAIL", "BLOCKED", "INFRA_BLOCKED"]
+CaseOutcome = Literal["PASS", "FAIL", "BLOCKED", "NOT_TESTED"]
+PASS: Final = "PASS"
+FAIL: Final = "FAIL"
+BLOCKED: Final = "BLOCKED"
+NOT_TESTED: Final = "NOT_TESTED"
+"""A case none of whose trials ran; never a trial's outcome."""
+INFRA_BLOCKED: Final = "INFRA_BLOCKED"
+"""A trial whose expectations failed while an external blocker showed (``infra_blocked_when``):
+never a pass, and counted like BLOCKED, but kept apart so that it is not taken for a fault of
+the skill. A trial outcome only: its case is BLOCKED."""
+
 # Readiness of a fixture, and of a session (its worst fixture's).
-READY = "READY"
-USABLE_WITH_GAPS = "USABLE_WITH_GAPS"
-NOT_READY = "NOT_READY"
-NOT_ESTABLISHED = "NOT_ESTABLISHED"
+Readiness = Literal["READY", "USABLE_WITH_GAPS", "NOT_ESTABLISHED", "NOT_READY"]
+READY: Final = "READY"
+USABLE_WITH_GAPS: Final = "USABLE_WITH_GAPS"
+NOT_READY: Final = "NOT_READY"
+NOT_ESTABLISHED: Final = "NOT_ESTABLISHED"
+"""Also a claim's verdict, spelled alike on purpose: nothing shows it either way."""
 # From best to worst.
-READINESS_ORDER = (READY, USABLE_WITH_GAPS, NOT_ESTABLISHED, NOT_READY)
+READINESS_ORDER: tuple[Readiness, ...] = (READY, USABLE_WITH_GAPS, NOT_ESTABLISHED, NOT_READY)
+
+# The verdict on one capability claim (``evidence.claims``).
+ClaimVerdict = Literal["PROVEN", "PARTIALLY_PROVEN", "BLOCKED_EXTERNAL", "FAILED",
+                       "NOT_ESTABLISHED"]
+PROVEN: Final = "PROVEN"
+PARTIALLY_PROVEN: Final = "PARTIALLY_PROVEN"
+BLOCKED_EXTERNAL: Final = "BLOCKED_EXTERNAL"
+FAILED: Final = "FAILED"
 
 EVIDENCE_CLASSES = (
     "deterministic",
@@ -195,6 +216,15 @@ EVIDENCE_CLASSES = (
     "human_evaluation",
 )
 LIVE_CLASSES = ("live_e2e", "adversarial_live_e2e")
+
+
+def serves(effective: str, required: str) -> bool:
+    """Whether evidence of class ``effective`` counts where class ``required`` is asked for."""
+    # An adversarial live run is a live run too; no other class stands in for another (a
+    # fault-injected case is not a deterministic one, nor the reverse).
+    return effective == required or (required == "live_e2e" and effective == "adversarial_live_e2e")
+
+
 CRITICALITIES = ("critical", "important", "optional")
 CLAIM_SEMANTICS = ("value_bearing", "protocol", "timing", "control_flow", "human_perceptual",
                    "other")
@@ -213,7 +243,6 @@ VALUE_REPRESENTATION_SEAM = "value-representation"
 # Capability claims as the fixture declares them, read defensively: a report may be built for
 # data the schema has not vetted.
 # ---------------------------------------------------------------------------------------------
-
 
 
 def claims_data(fixture: Fixture) -> list[Mapping[str, Any]]:

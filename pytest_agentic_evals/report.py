@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, datetime, timezone
 from functools import cache
 from pathlib import Path
@@ -26,6 +26,7 @@ from pytest_agentic_evals.model import (
     USABLE_WITH_GAPS,
     Case,
     Fixture,
+    Readiness,
 )
 from pytest_agentic_evals.problems import pointer_for
 from pytest_agentic_evals.reliability import case_reliability
@@ -56,9 +57,8 @@ def build_fixture_report(
     """The report of one fixture from the trials that ran and the trials that were selected.
 
     ``trials`` maps (case name, trial number) to a trial result; ``selected`` maps case names
-    to the trial numbers that were selected to run (absent or empty: deselected). Longer than
-    most functions here only by the report's top-level keys, kept in one literal in the
-    order of the report schema.
+    to the trial numbers that were selected to run (absent or empty: deselected). The
+    report's top-level keys stand in one literal, in the order of the report schema.
     """
     today = today or datetime.now(timezone.utc).date()
     repo = git_state(fixture.path.parent)
@@ -69,14 +69,10 @@ def build_fixture_report(
     partial = interrupted or too_few_trials or some_unselected
     readiness_from_cases, notes = _eligible_readiness(case_readiness(verdicts, partial), cases)
     readiness = readiness_from_cases
-    claims: dict[str, Any] = {}
-    if fixture.data.get("capability_claims"):
-        # Deselected cases are NOT_TESTED here, so claims only count what ran.
-        # Observed outcomes: a claim judges provenance itself, per case and per admission.
-        observed = {entry["name"]: entry["observed_outcome"] for entry in cases}
-        claims, claim_readiness, claim_lines = capability_readiness(fixture, observed, today)
+    claims, claim_readiness, claim_lines = _claims_report(fixture, cases, today)
+    if claim_readiness is not None:
         readiness = worst([readiness_from_cases, claim_readiness])
-        notes.extend(claim_lines)
+    notes += claim_lines
     notes += _run_notes(fixture, trial_count, partial, interrupted)
     notes += _stop_notes(cases)
     disqualified = {entry["name"]: entry["evidence_disqualifiers"] for entry in cases
@@ -94,16 +90,7 @@ def build_fixture_report(
         "trials": trial_count,
         "eval_kind": fixture.eval_kind,
         "eval_tier": fixture.eval_tier,
-        "proof_scope": fixture.data.get("proof_scope"),
-        "application_identity": fixture.data.get("application_identity"),
-        "claims": fixture.data.get("claims"),
-        # The earlier tool's statements about the run, carried as written: they inform a
-        # reader and never change a verdict.
-        "live": fixture.data.get("live", any(c["real_world"] and c["ran_trials"]
-                                                for c in cases)),
-        "mocked": fixture.data.get("mocked", False),
-        "what_was_exercised": fixture.data.get("what_was_exercised"),
-        "what_remains_unverified": fixture.data.get("what_remains_unverified"),
+        **_statements(fixture, cases),
         "readiness": readiness,
         "case_readiness": readiness_from_cases,
         "readiness_notes": notes,
@@ -117,6 +104,34 @@ def build_fixture_report(
     gate = fixture_gate(report)
     report["gate"] = {"counts": gate.counts, "passed": gate.passed, "reason": gate.reason}
     return report
+
+
+def _claims_report(
+    fixture: Fixture, cases: Sequence[Mapping[str, Any]], today: date
+) -> tuple[dict[str, Any], Readiness | None, list[str]]:
+    """The capability claims judged (empty without claims), their readiness, and its notes."""
+    if not fixture.data.get("capability_claims"):
+        return {}, None, []
+    # Deselected cases are NOT_TESTED here, so claims only count what ran.
+    # Observed outcomes: a claim judges provenance itself, per case and per admission.
+    observed = {entry["name"]: entry["observed_outcome"] for entry in cases}
+    return capability_readiness(fixture, observed, today)
+
+
+def _statements(fixture: Fixture, cases: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """What the fixture says of its own proof, carried into the report as written."""
+    return {
+        "proof_scope": fixture.data.get("proof_scope"),
+        "application_identity": fixture.data.get("application_identity"),
+        "claims": fixture.data.get("claims"),
+        # The earlier tool's statements about the run, carried as written: they inform a
+        # reader and never change a verdict.
+        "live": fixture.data.get("live", any(c["real_world"] and c["ran_trials"]
+                                                for c in cases)),
+        "mocked": fixture.data.get("mocked", False),
+        "what_was_exercised": fixture.data.get("what_was_exercised"),
+        "what_remains_unverified": fixture.data.get("what_remains_unverified"),
+    }
 
 
 def _run_notes(fixture: Fixture, trial_count: int, partial: bool, interrupted: bool) -> list[str]:
@@ -189,7 +204,9 @@ def _case_reports(
     return cases, verdicts, some_unselected
 
 
-def _eligible_readiness(readiness: str, cases: list[dict[str, Any]]) -> tuple[str, list[str]]:
+def _eligible_readiness(
+    readiness: Readiness, cases: list[dict[str, Any]]
+) -> tuple[Readiness, list[str]]:
     """The readiness the cases earn once ineligible evidence is set aside, and why it fell.
 
     Only an unchanged replay is evidence: a candidate that passed is not yet proof. Usable

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_agentic_evals.model import BLOCKED, FAIL, NOT_TESTED, PASS, READY
+from pytest_agentic_evals.model import BLOCKED, FAIL, NOT_TESTED, PASS, PROVEN, READY
 from pytest_agentic_evals.redaction import escape_controls
 from pytest_agentic_evals.usage import FIGURE_TITLES, usage_cell
 
@@ -34,7 +34,7 @@ def is_infrastructure(case: dict[str, Any]) -> bool:
 
 def claims_tally(report: dict[str, Any]) -> tuple[int, int]:
     claims = report.get("capability_readiness") or {}
-    proven = sum(entry.get("verdict") == "PROVEN" for entry in claims.values())
+    proven = sum(entry.get("verdict") == PROVEN for entry in claims.values())
     return proven, len(claims)
 
 
@@ -92,7 +92,7 @@ def usage_lines(report: dict[str, Any]) -> list[str]:
 
 def claim_problems(report: dict[str, Any]) -> Iterator[str]:
     for claim_id, entry in (report.get("capability_readiness") or {}).items():
-        if entry.get("verdict") != "PROVEN":
+        if entry.get("verdict") != PROVEN:
             why = "; ".join(entry.get("reasons") or ()) or "not proven"
             yield f"claim {claim_id} ({entry.get('criticality', '?')}): {entry['verdict']}: {why}"
 

@@ -17,10 +17,12 @@ from pytest_agentic_evals.model import (
     READINESS_ORDER,
     READY,
     USABLE_WITH_GAPS,
+    CaseOutcome,
+    Readiness,
 )
 
 
-def case_outcome(trial_outcomes: Sequence[str]) -> str:
+def case_outcome(trial_outcomes: Sequence[str]) -> CaseOutcome:
     """PASS when every trial that ran passed; FAIL on any failure; BLOCKED otherwise (an
     infra-blocked trial counts as blocked)."""
     if not trial_outcomes:
@@ -36,7 +38,7 @@ def case_outcome(trial_outcomes: Sequence[str]) -> str:
 class CaseVerdict:
     name: str
     required: bool
-    outcome: str
+    outcome: CaseOutcome
     selected_trials: int
     ran_trials: int
     shows_use: bool
@@ -44,7 +46,7 @@ class CaseVerdict:
     passing refusal (negative, adversarial) only shows it can say no."""
 
 
-def case_readiness(cases: Iterable[CaseVerdict], partial: bool) -> str:
+def case_readiness(cases: Iterable[CaseVerdict], partial: bool) -> Readiness:
     """Readiness from required cases only; a partial run is never READY.
 
     READY: every required case passed every trial. USABLE_WITH_GAPS: not that, but a required
@@ -63,7 +65,7 @@ def case_readiness(cases: Iterable[CaseVerdict], partial: bool) -> str:
     return NOT_READY
 
 
-def worst(readinesses: Iterable[str]) -> str:
+def worst(readinesses: Iterable[Readiness]) -> Readiness:
     ranked = [READINESS_ORDER.index(value) for value in readinesses]
     return READINESS_ORDER[max(ranked)] if ranked else NOT_ESTABLISHED
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from typing import get_args
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -15,7 +18,11 @@ from pytest_agentic_evals.model import (
     PASS,
     READY,
     USABLE_WITH_GAPS,
+    CaseOutcome,
+    Readiness,
+    TrialOutcome,
 )
+from pytest_agentic_evals.schemas import schema_text
 from pytest_agentic_evals.verdicts import CaseVerdict, case_outcome, case_readiness, worst
 
 
@@ -101,3 +108,17 @@ def test_worst_readiness() -> None:
     assert worst([READY, NOT_ESTABLISHED]) == NOT_ESTABLISHED
     assert worst([NOT_ESTABLISHED, NOT_READY]) == NOT_READY
     assert worst([]) == NOT_ESTABLISHED
+
+
+@pytest.mark.parametrize(("literal", "pointer"), [
+    (TrialOutcome, ("$defs", "trial", "properties", "outcome")),
+    (CaseOutcome, ("$defs", "outcome")),
+    (Readiness, ("$defs", "readiness")),
+])
+def test_the_typed_values_are_the_ones_the_report_schema_allows(
+    literal: object, pointer: tuple[str, ...]
+) -> None:
+    node = json.loads(schema_text("report"))
+    for key in pointer:
+        node = node[key]
+    assert set(get_args(literal)) == set(node["enum"])

@@ -24,11 +24,11 @@ The module is pure (no pytest import): the loader, the report and the CLI share 
 from __future__ import annotations
 
 import datetime
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_agentic_evals.evidence.exemptions import Exemptions, exempted, judge_exemptions
 from pytest_agentic_evals.evidence.provenance import (
     Provenance,
     admission_records,
@@ -38,43 +38,37 @@ from pytest_agentic_evals.evidence.provenance import (
 from pytest_agentic_evals.evidence.qualification import Qualification, can_fail, qualify
 from pytest_agentic_evals.model import (
     BLOCKED,
-    EVIDENCE_CLASSES,
+    BLOCKED_EXTERNAL,
     FAIL,
+    FAILED,
     LIVE_CLASSES,
+    NOT_ESTABLISHED,
     NOT_READY,
     NOT_TESTED,
+    PARTIALLY_PROVEN,
     PASS,
+    PROVEN,
     READY,
     USABLE_WITH_GAPS,
     VALUE_REPRESENTATION_SEAM,
     Case,
+    ClaimVerdict,
     Fixture,
+    Readiness,
     artifact_assertions,
     claims_data,
     representation_of,
     representations,
     required_classes,
+    serves,
 )
-from pytest_agentic_evals.model import NOT_ESTABLISHED as READINESS_NOT_ESTABLISHED
 from pytest_agentic_evals.probes import store as probe_store
-
-# Claim verdicts.  NOT_ESTABLISHED is spelled like the readiness of the same name on purpose.
-PROVEN = "PROVEN"
-PARTIALLY_PROVEN = "PARTIALLY_PROVEN"
-BLOCKED_EXTERNAL = "BLOCKED_EXTERNAL"
-FAILED = "FAILED"
-NOT_ESTABLISHED = "NOT_ESTABLISHED"
 
 # Status of one evidence class of one claim (``evidence_provided`` in the report).
 CLASS_PROVEN = "PROVEN"
 CLASS_FAILED = "FAILED"
 CLASS_BLOCKED = "BLOCKED"
 CLASS_MISSING = "MISSING"
-
-_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-_EXEMPTION_KEYS = ("evidence_class", "reason_code", "justification", "owner", "expires")
-# Shown with an exemption, never making it valid, longer or proving: the earlier tool's notes.
-_EXEMPTION_NOTES = ("review_date", "manual_proof", "forfeits")
 
 
 def _names(cases: Iterable[Case]) -> str:
@@ -112,70 +106,6 @@ class _Gap:
     blocked: bool
 
 
-@dataclass(frozen=True)
-class _Exemptions:
-    valid: list[dict[str, Any]]
-    ignored: list[dict[str, Any]]
-
-
-def _judge_exemptions(claim: Mapping[str, Any], today: datetime.date) -> _Exemptions:
-    valid: list[dict[str, Any]] = []
-    ignored: list[dict[str, Any]] = []
-    raw = claim.get("exemptions")
-    for index, exemption in enumerate(raw if isinstance(raw, list) else []):
-        if not isinstance(exemption, Mapping):
-            ignored.append({"index": index, "exemption": exemption,
-                            "reason": "an exemption must be an object"})
-            continue
-        why = _exemption_defect(exemption, today)
-        shown = {key: exemption[key] for key in _EXEMPTION_KEYS + _EXEMPTION_NOTES
-                 if key in exemption}
-        if why is None:
-            valid.append(shown)
-        else:
-            ignored.append({"index": index, **shown, "reason": why})
-    return _Exemptions(valid, ignored)
-
-
-def _exemption_defect(exemption: Mapping[str, Any], today: datetime.date) -> str | None:
-    """Why an exemption is ignored (incomplete, unknown class, bad or past date), or None."""
-    missing = [key for key in _EXEMPTION_KEYS
-               if not isinstance(exemption.get(key), str) or not exemption[key].strip()]
-    if missing:
-        return ("incomplete: " + ", ".join(missing) + " must be given as non-empty text "
-                "(evidence_class, reason_code, justification, owner and expires are all "
-                "required)")
-    evidence_class = exemption["evidence_class"]
-    if evidence_class not in EVIDENCE_CLASSES:
-        return (f"evidence_class {evidence_class!r} is not an evidence class; a blanket "
-                "exemption (such as eval_not_required) satisfies nothing")
-    expires = _parse_expiry(exemption["expires"])
-    if expires is None:
-        return (f"expires {exemption['expires']!r} is not a real ISO date or date-time "
-                "(YYYY-MM-DD); an exemption without a real end date is not time-limited")
-    if expires < today:
-        return f"expired on {expires.isoformat()} (today is {today.isoformat()})"
-    return None
-
-
-def _parse_expiry(text: str) -> datetime.date | None:
-    """The date of an ISO date or date-time; None when it is not one (``never``, month 13)."""
-    text = text.strip()
-    # The extended form only: basic ("20260101") and week forms are valid ISO 8601 but
-    # accepted by some Python versions and not others, and nobody writes them by hand.
-    if not _ISO_DATE.match(text):
-        return None
-    try:
-        if len(text) == 10:
-            return datetime.date.fromisoformat(text)
-        if text.endswith(("Z", "z")):
-            text = text[:-1] + "+00:00"
-        # Compared as a date as written: the calendar day the owner named is what expires.
-        return datetime.datetime.fromisoformat(text).date()
-    except ValueError:
-        return None
-
-
 def _counts_for(evidence: _Evidence, claim_id: str) -> str | None:
     """Why a case listing the claim does not count for it (None: it counts).
 
@@ -190,12 +120,6 @@ def _counts_for(evidence: _Evidence, claim_id: str) -> str | None:
     return (f"live case {case.name!r} supports {len(case.supports_claims)} claims "
             f"({', '.join(case.supports_claims)}) but none of its artifact assertions names "
             f"{claim_id!r}, so it does not count for {claim_id!r}")
-
-
-def _serves(effective: str, required: str) -> bool:
-    # An adversarial live run is a live run too; no other substitution is allowed (a
-    # fault-injected case is not a deterministic one, nor the reverse).
-    return effective == required or (required == "live_e2e" and effective == "adversarial_live_e2e")
 
 
 def _class_status(cases: Sequence[_Evidence]) -> str:
@@ -368,37 +292,26 @@ def _explained_class_gap(
 ) -> _Gap:
     """A missing class's gap, with where the evidence the author thought they had went."""
     downgraded = [i.case for i in listing if i.qualification.declared is not None
-                  and _serves(i.qualification.declared, name)
-                  and not _serves(i.qualification.effective, name)]
+                  and serves(i.qualification.declared, name)
+                  and not serves(i.qualification.effective, name)]
     shared = [i.case for i in listing if i not in found.counted and i not in found.ineligible
-              and _serves(i.qualification.effective, name)]
+              and serves(i.qualification.effective, name)]
     if downgraded:
         gap = _Gap(f"{gap.reason} (declared but disqualified: {_names(downgraded)})",
                    gap.blocked)
     if shared:
         gap = _Gap(f"{gap.reason} (shared live run with no artifact naming this "
                    f"claim: {_names(shared)})", gap.blocked)
-    unadmissible = [i for i in found.ineligible if _serves(i.qualification.effective, name)]
+    unadmissible = [i for i in found.ineligible if serves(i.qualification.effective, name)]
     if unadmissible:
         gap = _Gap(f"{gap.reason} (not eligible evidence for this claim: "
                    f"{_ineligible_names(unadmissible, records)})", gap.blocked)
     return gap
 
 
-def _exempted(gap: _Gap, name: str, exemptions: Sequence[Mapping[str, Any]]) -> _Gap:
-    for exemption in exemptions:
-        if exemption["evidence_class"] == name:
-            # Said next to the gap it covers, and with the gap's own weight: an exemption
-            # neither proves the class nor makes its absence any worse.
-            gap = _Gap(f"{gap.reason}; it is exempt until {exemption['expires']} "
-                       f"({exemption['reason_code']}, owner {exemption['owner']}), and an "
-                       "exemption is shown but never proves a claim", gap.blocked)
-    return gap
-
-
 def _claim_verdict(
     failed: bool, gaps: Sequence[_Gap], provided: Mapping[str, str], required: Sequence[str]
-) -> str:
+) -> ClaimVerdict:
     if failed:
         return FAILED
     if not gaps:
@@ -447,10 +360,10 @@ def _by_class(
     classes offered beyond the requirement (shown, and able to fail the claim)."""
     by_class: dict[str, list[_Evidence]] = {}
     for name in required:
-        by_class[name] = [i for i in counted if _serves(i.qualification.effective, name)]
+        by_class[name] = [i for i in counted if serves(i.qualification.effective, name)]
     for item in counted:
         name = item.qualification.effective
-        if not any(_serves(name, wanted) for wanted in required):
+        if not any(serves(name, wanted) for wanted in required):
             by_class.setdefault(name, []).append(item)
     return by_class
 
@@ -467,29 +380,11 @@ def _judge_claim(
     records = admission_records(claim)
     found = _sort_evidence(listing, records, claim_id)
     counted = found.counted
-
-    gaps: list[_Gap] = []
-    if not required:
-        gaps.append(_Gap("the claim requires no evidence class, so nothing can prove it", False))
     by_class = _by_class(required, counted)
     provided = {name: _class_status([i for i in cases if i.ran])
                 for name, cases in by_class.items()}
-    exemptions = _judge_exemptions(claim, today)
-    for name in required:
-        gap = _class_gap(name, provided[name], by_class[name])
-        if gap is None:
-            continue
-        if provided[name] == CLASS_MISSING:
-            gap = _explained_class_gap(name, gap, listing, found, records)
-        gaps.append(_exempted(gap, name, exemptions.valid))
-    # Counter-evidence is counter-evidence: a failing supporting case fails the claim even
-    # when its class was not required.
-    extra_failed = [item.case for item in counted if item.outcome == FAIL
-                    and not any(_serves(item.qualification.effective, n) for n in required)]
-    if extra_failed:
-        gaps.append(_Gap(f"supporting case(s) outside the required classes failed: "
-                         f"{_names(extra_failed)}", False))
-
+    exemptions = judge_exemptions(claim, today)
+    gaps = _evidence_gaps(required, provided, by_class, listing, found, records, exemptions)
     entry: dict[str, Any] = {
         "description": claim.get("description"),
         # Omitted means critical, as it always did: fail closed.
@@ -520,6 +415,37 @@ def _judge_claim(
         "reasons": [gap.reason for gap in gaps],
     })
     return entry
+
+
+def _evidence_gaps(
+    required: Sequence[str],
+    provided: Mapping[str, str],
+    by_class: Mapping[str, Sequence[_Evidence]],
+    listing: Sequence[_Evidence],
+    found: _Sorted,
+    records: Any,
+    exemptions: Exemptions,
+) -> list[_Gap]:
+    """Gaps of the evidence itself: each required class not proven (explained, with its
+    exemptions beside it), and failing cases beyond the required classes."""
+    gaps: list[_Gap] = []
+    if not required:
+        gaps.append(_Gap("the claim requires no evidence class, so nothing can prove it", False))
+    for name in required:
+        gap = _class_gap(name, provided[name], by_class[name])
+        if gap is None:
+            continue
+        if provided[name] == CLASS_MISSING:
+            gap = _explained_class_gap(name, gap, listing, found, records)
+        gaps.append(_Gap(exempted(gap.reason, name, exemptions.valid), gap.blocked))
+    # Counter-evidence is counter-evidence: a failing supporting case fails the claim even
+    # when its class was not required.
+    extra_failed = [item.case for item in found.counted if item.outcome == FAIL
+                    and not any(serves(item.qualification.effective, n) for n in required)]
+    if extra_failed:
+        gaps.append(_Gap(f"supporting case(s) outside the required classes failed: "
+                         f"{_names(extra_failed)}", False))
+    return gaps
 
 
 def _ineligible_entry(item: _Evidence, admitted_here: bool) -> dict[str, Any]:
@@ -573,7 +499,7 @@ def capability_readiness(
     fixture: Fixture,
     outcomes: Mapping[str, str],
     today: datetime.date,
-) -> tuple[dict[str, Any], str, list[str]]:
+) -> tuple[dict[str, Any], Readiness, list[str]]:
     """(report["capability_readiness"], claim-based readiness, one line per claim not PROVEN).
 
     ``outcomes`` maps case names to PASS, FAIL, BLOCKED or NOT_TESTED; a case that did not run
@@ -606,9 +532,9 @@ def capability_readiness(
     return report, _readiness(report), lines
 
 
-def _readiness(report: Mapping[str, Mapping[str, Any]]) -> str:
+def _readiness(report: Mapping[str, Mapping[str, Any]]) -> Readiness:
     if not report:
-        return READINESS_NOT_ESTABLISHED
+        return NOT_ESTABLISHED
     # A claim whose criticality is unreadable is treated as critical: fail closed.
     critical = [entry for entry in report.values()
                 if entry.get("criticality") not in ("important", "optional")]
@@ -625,4 +551,4 @@ def _readiness(report: Mapping[str, Mapping[str, Any]]) -> str:
         return NOT_READY
     if any(entry["verdict"] in (PROVEN, PARTIALLY_PROVEN) for entry in report.values()):
         return USABLE_WITH_GAPS
-    return READINESS_NOT_ESTABLISHED
+    return NOT_ESTABLISHED

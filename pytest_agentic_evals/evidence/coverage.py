@@ -16,7 +16,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ from pytest_agentic_evals.model import (
     Case,
     Fixture,
     declared_seams,
+    serves,
 )
 from pytest_agentic_evals.probes import store as probe_store
 from pytest_agentic_evals.regressions import registry as regressions
@@ -132,23 +133,19 @@ def oracle(case: Case) -> tuple[bool, list[str]]:
     if case.type != "positive" and _strings(expected.get("stderr_contains")):
         return True, []
     reasons: list[str] = []
-    for stream in ("stdout_equals", "stderr_equals"):
-        text = expected.get(stream)
-        if isinstance(text, str):
-            if is_success_prose(text):
-                reasons.append(f"{stream} {text!r} is the command's own success prose")
-            elif _echoed(text, case):
-                reasons.append(f"{stream} {text!r} is in the command's own argv")
-            else:
-                return True, []
-    for stream in ("stdout_contains", "stderr_contains"):
-        for text in _strings(expected.get(stream)):
-            if is_success_prose(text):
-                reasons.append(f"{stream} {text!r} is the command's own success prose")
-            elif _echoed(text, case):
-                reasons.append(f"{stream} {text!r} is in the command's own argv")
-            else:
-                return True, []
+    # Output the case states: one text it must equal, or texts it must contain. Any of them
+    # that the command does not announce itself can fail.
+    stated = [(stream, text) for stream in ("stdout_equals", "stderr_equals")
+              if isinstance(text := expected.get(stream), str)]
+    stated += [(stream, text) for stream in ("stdout_contains", "stderr_contains")
+               for text in _strings(expected.get(stream))]
+    for stream, text in stated:
+        if is_success_prose(text):
+            reasons.append(f"{stream} {text!r} is the command's own success prose")
+        elif _echoed(text, case):
+            reasons.append(f"{stream} {text!r} is in the command's own argv")
+        else:
+            return True, []
     if isinstance(artifacts, list) and artifacts:
         reasons.append("its artifact assertions are all optional or only exclude generic "
                        "crash markers")
@@ -208,11 +205,6 @@ def _guard(case: Case, stored: probe_store.Stored = probe_store.NOTHING) -> _Gua
                   tuple(reasons), source, stored)
 
 
-def _serves(effective: str, required: str) -> bool:
-    # An adversarial live run is a live run too; no other class stands in for another.
-    return effective == required or (required == "live_e2e" and effective == "adversarial_live_e2e")
-
-
 def _required(seam: Mapping[str, Any]) -> list[str]:
     named = seam.get("required_evidence")
     if isinstance(named, list) and named:
@@ -233,48 +225,11 @@ def _seam_entry(
     freshness: Freshness,
 ) -> dict[str, Any]:
     seam_id = str(seam.get("seam_id"))
-    criticality = seam.get("criticality")
     findings: list[dict[str, str]] = []
-    if criticality not in CRITICALITIES:
-        # Fail closed: a seam whose risk is unknown is judged as the riskiest kind.
-        findings.append({"severity": "high", "code": "unknown_criticality", "finding": (
-            f"seam {seam_id!r} has criticality {criticality!r}, not one of "
-            f"{', '.join(CRITICALITIES)}: judged as critical")})
-        criticality = "critical"
+    criticality = _criticality(seam, seam_id, findings)
     required = _required(seam)
     listing = [g for g in guards if seam_id in g.case.seams]
-    classes: dict[str, Any] = {}
-    covered: dict[str, list[str]] = {}
-    weak_classes: list[str] = []
-    uncovered: list[str] = []
-    for name in required:
-        capable = [g for g in listing if g.capable and _serves(g.effective, name)]
-        weak = [g for g in listing if not g.capable and _serves(g.effective, name)]
-        status = COVERED if capable else WEAK_ONLY if weak else UNCOVERED
-        # Cases are named here and described once, under "cases": a big tree's report must
-        # stay small enough to write quickly.
-        classes[name] = {"status": status, "capable_cases": [g.case.name for g in capable],
-                         "weak_cases": [g.case.name for g in weak]}
-        if capable:
-            covered[name] = [g.case.name for g in capable]
-        elif weak:
-            weak_classes.append(name)
-        else:
-            uncovered.append(name)
-    if not uncovered and not weak_classes:
-        status = COVERED
-    elif not uncovered:
-        status = WEAK_ONLY
-    else:
-        status = UNCOVERED
-    downgraded = [g.case.name for g in listing if g.live_qualified is False]
-    stale, fresh = [], []
-    for regression in mapped:
-        proven = regression.last_proven
-        if proven is None or (freshness.today - proven).days > freshness.days:
-            stale.append(regression.regression_id)
-        else:
-            fresh.append(regression.regression_id)
+    by_class = _ClassCoverage.of(required, listing)
     return {
         "seam_id": seam_id,
         "seam_type": seam.get("seam_type"),
@@ -282,24 +237,82 @@ def _seam_entry(
         "failure_modes": list(seam.get("failure_modes") or ()),
         "criticality": criticality,
         "required_evidence": required,
-        "status": status,
-        "covered": covered,
-        "weak_only": weak_classes,
-        "uncovered": uncovered,
-        "classes": classes,
+        "status": by_class.status,
+        "covered": by_class.covered,
+        "weak_only": by_class.weak,
+        "uncovered": by_class.uncovered,
+        "classes": by_class.classes,
         "cases": [g.as_json() for g in listing],
-        "downgraded_live_cases": downgraded,
+        "downgraded_live_cases": [g.case.name for g in listing if g.live_qualified is False],
         "live_coverage": sorted({g.effective for g in listing
                                  if g.capable and g.effective in LIVE_CLASSES}),
         "deterministic_coverage": sorted({g.effective for g in listing
                                           if g.capable and g.effective not in LIVE_CLASSES}),
         "regressions_mapped": [r.regression_id for r in mapped],
-        # A separate dimension: a stale proof never turns covered into uncovered, nor back.
-        "freshness": {"status": "stale" if stale else "fresh" if fresh else "no_mapped_proof",
-                      "stale_regressions": stale, "fresh_regressions": fresh,
-                      "freshness_days": freshness.days},
+        "freshness": _proof_freshness(mapped, freshness),
         "findings": findings,
     }
+
+
+def _criticality(seam: Mapping[str, Any], seam_id: str, findings: list[dict[str, str]]) -> str:
+    criticality = seam.get("criticality")
+    if criticality in CRITICALITIES:
+        return str(criticality)
+    # Fail closed: a seam whose risk is unknown is judged as the riskiest kind.
+    findings.append({"severity": "high", "code": "unknown_criticality", "finding": (
+        f"seam {seam_id!r} has criticality {criticality!r}, not one of "
+        f"{', '.join(CRITICALITIES)}: judged as critical")})
+    return "critical"
+
+
+@dataclass
+class _ClassCoverage:
+    """How each required evidence class of a seam is served by its cases."""
+
+    classes: dict[str, Any] = field(default_factory=dict)
+    covered: dict[str, list[str]] = field(default_factory=dict)
+    weak: list[str] = field(default_factory=list)
+    uncovered: list[str] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, required: Sequence[str], listing: Sequence[_Guard]) -> _ClassCoverage:
+        found = cls()
+        for name in required:
+            capable = [g for g in listing if g.capable and serves(g.effective, name)]
+            weak = [g for g in listing if not g.capable and serves(g.effective, name)]
+            status = COVERED if capable else WEAK_ONLY if weak else UNCOVERED
+            # Cases are named here and described once, under "cases": a big tree's report
+            # must stay small enough to write quickly.
+            found.classes[name] = {"status": status,
+                                   "capable_cases": [g.case.name for g in capable],
+                                   "weak_cases": [g.case.name for g in weak]}
+            if capable:
+                found.covered[name] = [g.case.name for g in capable]
+            elif weak:
+                found.weak.append(name)
+            else:
+                found.uncovered.append(name)
+        return found
+
+    @property
+    def status(self) -> str:
+        if self.uncovered:
+            return UNCOVERED
+        return WEAK_ONLY if self.weak else COVERED
+
+
+def _proof_freshness(mapped: Sequence[Any], freshness: Freshness) -> dict[str, Any]:
+    """A separate dimension: a stale proof never turns covered into uncovered, nor back."""
+    stale, fresh = [], []
+    for regression in mapped:
+        proven = regression.last_proven
+        if proven is None or (freshness.today - proven).days > freshness.days:
+            stale.append(regression.regression_id)
+        else:
+            fresh.append(regression.regression_id)
+    return {"status": "stale" if stale else "fresh" if fresh else "no_mapped_proof",
+            "stale_regressions": stale, "fresh_regressions": fresh,
+            "freshness_days": freshness.days}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -320,16 +333,8 @@ def fixture_coverage(
     stored = probe_store.load(fixture)
     guards = [_guard(case, stored[case.name]) for case in fixture.cases if case.seams]
     declared = declared_seams(fixture)
-    declared_ids = {str(seam.get("seam_id")) for _, seam in declared}
-    findings: list[dict[str, str]] = []
-    invalid = False
-    for case in fixture.cases:
-        for seam_id in case.seams:
-            if seam_id not in declared_ids:
-                invalid = True
-                findings.append({"severity": "error", "code": "undeclared_seam", "finding": (
-                    f"case {case.name!r} names seam {seam_id!r}, which the fixture does not "
-                    "declare: a guard of an undeclared risk covers nothing")})
+    findings = _undeclared_seams(fixture, {str(seam.get("seam_id")) for _, seam in declared})
+    invalid = bool(findings)
     records = registry.get("regressions", [])
     seams = []
     for _, declaration in declared:
@@ -337,38 +342,16 @@ def fixture_coverage(
         mapped = [r for r in records if wanted in r.seam_ids]
         seams.append(_seam_entry(declaration, guards, mapped, freshness))
     for seam in seams:
-        findings += seam["findings"]
-        if seam["status"] != COVERED:
-            missing = seam["uncovered"] + seam["weak_only"]
-            severity = "high" if seam["criticality"] == "critical" else "medium"
-            text = (f"seam {seam['seam_id']!r} ({seam['criticality']}) is {seam['status']}: "
-                    f"no capable guard for {', '.join(missing)}")
-            if seam["regressions_mapped"]:
-                text += (f"; mapped regression(s) {', '.join(seam['regressions_mapped'])} "
-                         "=> priority")
-            findings.append({"severity": severity, "code": f"seam_{seam['status']}",
-                             "finding": text})
+        findings += seam["findings"] + _gap_findings(seam)
     value_gap = _value_rule(fixture, seams)
     if value_gap:
         findings.append({"severity": "high", "code": "value_representation",
                          "finding": value_gap})
-    critical_gap = bool(value_gap) or any(
-        s["criticality"] == "critical" and s["status"] != COVERED for s in seams)
-    if invalid:
-        verdict = VERDICT_INVALID
-    elif critical_gap:
-        verdict = VERDICT_CRITICAL_GAP
-    elif any(s["status"] != COVERED for s in seams):
-        verdict = VERDICT_GAPS
-    elif not seams:
-        verdict = VERDICT_NO_SEAMS
-    else:
-        verdict = VERDICT_COVERED
     return {
         "fixture": display_path(fixture.path),
         "skill": fixture.skill,
         "valid": True,
-        "verdict": verdict,
+        "verdict": _fixture_verdict(seams, invalid=invalid, value_gap=bool(value_gap)),
         "seams": seams,
         "uncovered_seams": [s["seam_id"] for s in seams if s["status"] == UNCOVERED],
         "weak_only_seams": [s["seam_id"] for s in seams if s["status"] == WEAK_ONLY],
@@ -380,6 +363,38 @@ def fixture_coverage(
         "prioritized_next_evals": prioritized_next_evals(seams),
         "probes": _probe_use(fixture, guards),
     }
+
+
+def _undeclared_seams(fixture: Fixture, declared_ids: set[str]) -> list[dict[str, str]]:
+    """A case naming a seam the fixture does not declare makes its coverage invalid."""
+    return [{"severity": "error", "code": "undeclared_seam", "finding": (
+                f"case {case.name!r} names seam {seam_id!r}, which the fixture does not "
+                "declare: a guard of an undeclared risk covers nothing")}
+            for case in fixture.cases for seam_id in case.seams if seam_id not in declared_ids]
+
+
+def _gap_findings(seam: Mapping[str, Any]) -> list[dict[str, str]]:
+    """A seam not covered: high for a critical seam, a priority when a regression maps to it."""
+    if seam["status"] == COVERED:
+        return []
+    missing = seam["uncovered"] + seam["weak_only"]
+    severity = "high" if seam["criticality"] == "critical" else "medium"
+    text = (f"seam {seam['seam_id']!r} ({seam['criticality']}) is {seam['status']}: "
+            f"no capable guard for {', '.join(missing)}")
+    if seam["regressions_mapped"]:
+        text += f"; mapped regression(s) {', '.join(seam['regressions_mapped'])} => priority"
+    return [{"severity": severity, "code": f"seam_{seam['status']}", "finding": text}]
+
+
+def _fixture_verdict(seams: Sequence[Mapping[str, Any]], *, invalid: bool, value_gap: bool) -> str:
+    if invalid:
+        return VERDICT_INVALID
+    if value_gap or any(s["criticality"] == "critical" and s["status"] != COVERED
+                        for s in seams):
+        return VERDICT_CRITICAL_GAP
+    if any(s["status"] != COVERED for s in seams):
+        return VERDICT_GAPS
+    return VERDICT_COVERED if seams else VERDICT_NO_SEAMS
 
 
 def _probe_use(fixture: Fixture, guards: Sequence[_Guard]) -> dict[str, Any]:

@@ -58,7 +58,6 @@ class Finding:
         return dataclasses.asdict(self)
 
 
-
 def _program_problem(proof: Proof) -> str | None:
     """A proof whose program or script does not exist fails without reproducing anything."""
     program = proof.argv[0]

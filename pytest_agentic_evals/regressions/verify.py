@@ -44,6 +44,8 @@ GUARD_VARIABLE = "AGENTIC_EVALS_REGRESSION_ID"
 
 TRACEBACK = re.compile(r"(?m)^Traceback \(most recent call last\):")
 FIXTURE_REJECTED = "fixture rejected"
+# The outcome of a retained case that could not run (its fixture or the case is gone).
+NOT_RUN = "NOT_RUN"
 
 
 def proof_environment(
@@ -173,7 +175,7 @@ def run_retained_case(
     result: dict[str, Any] = {
         "fixture": display_path(regression.retained_fixture),
         "case": regression.retained_case,
-        "outcome": "NOT_RUN",
+        "outcome": NOT_RUN,
         "trials": [],
         "problems": problems,
     }
