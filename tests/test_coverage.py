@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pytest_agentic_evals.evidence.coverage import is_success_prose, oracle
+from pytest_agentic_evals.evidence.qualification import is_success_prose, oracle
 from pytest_agentic_evals.loading import load_fixture
 from pytest_agentic_evals.loading.fixture import FixtureError
 

@@ -48,6 +48,10 @@ def seconds(text: str) -> float:
     return value
 
 
+# The forms of a command whose report is read at a glance or by a program.
+TABLE_OR_JSON = {"table": "a table", "json": "the JSON report"}
+
+
 def add_format_option(
     parser: argparse.ArgumentParser, forms: dict[str, str], default: str
 ) -> None:

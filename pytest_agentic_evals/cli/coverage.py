@@ -10,6 +10,7 @@ from typing import Any
 from pytest_agentic_evals import skills
 from pytest_agentic_evals.cli.common import (
     EXIT_INPUT,
+    TABLE_OR_JSON,
     add_format_option,
     add_output_option,
     emit,
@@ -30,7 +31,7 @@ def add_parser(commands: Any, name: str, help: str) -> None:
         sub = actions.add_parser(action, help=description)
         sub.add_argument("path", metavar=operand)
         add_output_option(sub)
-        add_format_option(sub, {"table": "a table", "json": "the JSON report"}, default="table")
+        add_format_option(sub, TABLE_OR_JSON, default="table")
         sub.set_defaults(handler=show_or_audit)
 
 

@@ -12,6 +12,7 @@ from pytest_agentic_evals.cli.common import (
     EXIT_GATE,
     EXIT_INPUT,
     EXIT_OK,
+    TABLE_OR_JSON,
     add_format_option,
     add_output_option,
     emit,
@@ -25,8 +26,6 @@ from pytest_agentic_evals.expectations.builtin import extra_schemas
 from pytest_agentic_evals.regressions import audit as audits
 from pytest_agentic_evals.regressions import registry as regressions
 from pytest_agentic_evals.regressions import verify as proofs
-
-FORMS = {"table": "a table", "json": "the JSON report"}
 
 
 def add_parser(commands: Any, name: str, help: str) -> None:
@@ -63,7 +62,7 @@ def add_parser(commands: Any, name: str, help: str) -> None:
     verify_parser.set_defaults(handler=verify)
     for sub in actions.choices.values():
         add_output_option(sub)
-        add_format_option(sub, FORMS, default="table")
+        add_format_option(sub, TABLE_OR_JSON, default="table")
 
 
 def audit(args: argparse.Namespace) -> int:

@@ -2,8 +2,9 @@
 
 Counting cases is gameable, so coverage is judged per declared seam (``seams`` at the top of a
 fixture) and per evidence class that seam requires: a class is covered only by a case that
-lists the seam, counts as that class after live qualification (``claims.qualify``) and carries
-an oracle that checks something the command does not merely announce.
+lists the seam, counts as that class after live qualification (``qualification.qualify``)
+and carries an oracle that checks something the command does not merely announce
+(``qualification.oracle``).
 
 Everything here is pure: no pytest, nothing is executed.  Freshness (is the proof of a mapped
 regression current?) is reported as its own dimension and never changes a coverage status.
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -21,12 +21,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from pytest_agentic_evals.evidence.qualification import (
-    artifact_is_oracle,
-    can_fail,
-    is_generic_crash_marker,
-    qualify,
-)
+from pytest_agentic_evals.evidence.qualification import oracle, qualify
 from pytest_agentic_evals.jsonio import display_path
 from pytest_agentic_evals.loading import load_fixture
 from pytest_agentic_evals.loading.fixture import FixtureError
@@ -63,96 +58,11 @@ VERDICTS = (VERDICT_COVERED, VERDICT_NO_SEAMS, VERDICT_GAPS, VERDICT_CRITICAL_GA
 # A seam that names no required_evidence still needs one capable guard; deterministic is the
 # cheapest class that can be one.
 DEFAULT_REQUIRED_EVIDENCE = ("deterministic",)
-DEFAULT_FRESHNESS_DAYS = 30
 # Below this many skills a process pool costs more to start than it saves.
 PARALLEL_THRESHOLD = 64
 MAX_WORKERS = 8
 
-# Words a command prints to announce its own success.  A stdout/stderr_contains made only of
-# these (and the filler around them) holds whenever the command runs to the end, so it is no
-# check of what the command did.  Kept small on purpose: anything naming a value is a check.
-SUCCESS_PROSE = frozenset({
-    "ok", "okay", "success", "successful", "successfully", "succeeded", "done", "pass",
-    "passed", "passing", "complete", "completed", "finished", "ready", "green", "true",
-    "yes", "✓", "✔", "✅",
-})
-_PROSE_FILLER = frozenset({
-    "all", "the", "is", "was", "it", "task", "tests", "test", "checks", "check", "run",
-    "job", "status", "everything", "good", "fine", "and", "with", "no", "errors",
-})
 _CRITICALITY_RANK = {name: rank for rank, name in enumerate(CRITICALITIES)}
-
-
-# ---------------------------------------------------------------------------------------------
-# Capable oracle, judged on substance
-# ---------------------------------------------------------------------------------------------
-
-
-def is_success_prose(text: str) -> bool:
-    """Whether ``text`` is only the command announcing success ("OK", "All tests passed ✓")."""
-    words = re.findall(r"\w+|[✓✔✅]", text.lower())
-    if not words:
-        return not text.strip()  # "" is contained in every output
-    return all(w in SUCCESS_PROSE or w in _PROSE_FILLER for w in words) and any(
-        w in SUCCESS_PROSE for w in words)
-
-
-def _echoed(text: str, case: Case) -> bool:
-    """Whether the command's own argv carries ``text`` (``echo ready`` checked for "ready")."""
-    needle = text.strip()
-    return bool(needle) and any(needle in word for word in case.command)
-
-
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list):
-        return [item for item in value if isinstance(item, str)]
-    return []
-
-
-def oracle(case: Case) -> tuple[bool, list[str]]:
-    """(capable, why not): can this case fail on something the command does not announce?"""
-    expected = case.expected
-    if not can_fail(case):
-        return False, ["its only check is exit_code 0, which a broken command also meets"]
-    exit_code = expected.get("exit_code")
-    if isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code != 0:
-        return True, []
-    artifacts = expected.get("artifacts")
-    if isinstance(artifacts, list) and any(artifact_is_oracle(a) for a in artifacts):
-        return True, []
-    if "allowed_domains" in expected:  # even empty: then it refuses every host
-        return True, []
-    for key in ("trajectory", "disallowed_domains", "stdout_matches", "stderr_matches"):
-        if expected.get(key):
-            return True, []
-    for stream in ("stdout_excludes", "stderr_excludes"):
-        if any(not is_generic_crash_marker(t) for t in _strings(expected.get(stream))):
-            return True, []
-    if case.type != "positive" and _strings(expected.get("stderr_contains")):
-        return True, []
-    reasons: list[str] = []
-    # Output the case states: one text it must equal, or texts it must contain. Any of them
-    # that the command does not announce itself can fail.
-    stated = [(stream, text) for stream in ("stdout_equals", "stderr_equals")
-              if isinstance(text := expected.get(stream), str)]
-    stated += [(stream, text) for stream in ("stdout_contains", "stderr_contains")
-               for text in _strings(expected.get(stream))]
-    for stream, text in stated:
-        if is_success_prose(text):
-            reasons.append(f"{stream} {text!r} is the command's own success prose")
-        elif _echoed(text, case):
-            reasons.append(f"{stream} {text!r} is in the command's own argv")
-        else:
-            return True, []
-    if isinstance(artifacts, list) and artifacts:
-        reasons.append("its artifact assertions are all optional or only exclude generic "
-                       "crash markers")
-    for stream in ("stdout_excludes", "stderr_excludes"):
-        if _strings(expected.get(stream)):
-            reasons.append(f"its {stream} are generic crash markers")
-    return False, reasons or ["no check of what the command did"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -469,7 +379,7 @@ def skill_coverage(
 ) -> dict[str, Any]:
     """Coverage of every fixture of one skill; the skill's verdict is the worst of them."""
     registry = registry_entry(skill_dir)
-    freshness = Freshness(today, registry["freshness_days"] or DEFAULT_FRESHNESS_DAYS)
+    freshness = Freshness(today, registry["freshness_days"] or regressions.DEFAULT_FRESHNESS_DAYS)
     fixtures: list[dict[str, Any]] = []
     findings: list[dict[str, str]] = []
     for path in fixture_paths:

@@ -2,7 +2,8 @@
 
 A case claiming to be a live run is qualified structurally (real entrypoint, no stub inputs,
 an oracle independent of the command's own prose) and downgraded with recorded reasons when it
-is not one. ``can_fail`` tells whether a case's expectations could reject a wrong output.
+is not one. ``can_fail`` tells whether a case's expectations could reject a wrong output;
+``oracle`` whether they check something the command does not merely announce.
 """
 
 from __future__ import annotations
@@ -277,3 +278,86 @@ def can_fail(case: Case) -> bool:
         return True
     # An empty allowed_domains is a rule too: it refuses every host.
     return any(expected.get(key) for key in _CAPABLE_KEYS) or "allowed_domains" in expected
+
+
+# A capable oracle, judged on substance (seam coverage counts only a case with one).
+
+# Words a command prints to announce its own success.  A stdout/stderr_contains made only of
+# these (and the filler around them) holds whenever the command runs to the end, so it is no
+# check of what the command did.  Kept small on purpose: anything naming a value is a check.
+SUCCESS_PROSE = frozenset({
+    "ok", "okay", "success", "successful", "successfully", "succeeded", "done", "pass",
+    "passed", "passing", "complete", "completed", "finished", "ready", "green", "true",
+    "yes", "✓", "✔", "✅",
+})
+_PROSE_FILLER = frozenset({
+    "all", "the", "is", "was", "it", "task", "tests", "test", "checks", "check", "run",
+    "job", "status", "everything", "good", "fine", "and", "with", "no", "errors",
+})
+
+
+def is_success_prose(text: str) -> bool:
+    """Whether ``text`` is only the command announcing success ("OK", "All tests passed ✓")."""
+    words = re.findall(r"\w+|[✓✔✅]", text.lower())
+    if not words:
+        return not text.strip()  # "" is contained in every output
+    return all(w in SUCCESS_PROSE or w in _PROSE_FILLER for w in words) and any(
+        w in SUCCESS_PROSE for w in words)
+
+
+def _echoed(text: str, case: Case) -> bool:
+    """Whether the command's own argv carries ``text`` (``echo ready`` checked for "ready")."""
+    needle = text.strip()
+    return bool(needle) and any(needle in word for word in case.command)
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [item for item in value if isinstance(item, str)]
+    return []
+
+
+def oracle(case: Case) -> tuple[bool, list[str]]:
+    """(capable, why not): can this case fail on something the command does not announce?"""
+    expected = case.expected
+    if not can_fail(case):
+        return False, ["its only check is exit_code 0, which a broken command also meets"]
+    exit_code = expected.get("exit_code")
+    if isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code != 0:
+        return True, []
+    artifacts = expected.get("artifacts")
+    if isinstance(artifacts, list) and any(artifact_is_oracle(a) for a in artifacts):
+        return True, []
+    if "allowed_domains" in expected:  # even empty: then it refuses every host
+        return True, []
+    for key in ("trajectory", "disallowed_domains", "stdout_matches", "stderr_matches"):
+        if expected.get(key):
+            return True, []
+    for stream in ("stdout_excludes", "stderr_excludes"):
+        if any(not is_generic_crash_marker(t) for t in _strings(expected.get(stream))):
+            return True, []
+    if case.type != "positive" and _strings(expected.get("stderr_contains")):
+        return True, []
+    reasons: list[str] = []
+    # Output the case states: one text it must equal, or texts it must contain. Any of them
+    # that the command does not announce itself can fail.
+    stated = [(stream, text) for stream in ("stdout_equals", "stderr_equals")
+              if isinstance(text := expected.get(stream), str)]
+    stated += [(stream, text) for stream in ("stdout_contains", "stderr_contains")
+               for text in _strings(expected.get(stream))]
+    for stream, text in stated:
+        if is_success_prose(text):
+            reasons.append(f"{stream} {text!r} is the command's own success prose")
+        elif _echoed(text, case):
+            reasons.append(f"{stream} {text!r} is in the command's own argv")
+        else:
+            return True, []
+    if isinstance(artifacts, list) and artifacts:
+        reasons.append("its artifact assertions are all optional or only exclude generic "
+                       "crash markers")
+    for stream in ("stdout_excludes", "stderr_excludes"):
+        if _strings(expected.get(stream)):
+            reasons.append(f"its {stream} are generic crash markers")
+    return False, reasons or ["no check of what the command did"]
