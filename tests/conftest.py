@@ -11,6 +11,7 @@ import signal
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import uuid
 from collections.abc import Iterator
@@ -22,6 +23,22 @@ import pytest
 # The console script under test is the one installed next to this interpreter, also when the
 # virtualenv is not activated (fixtures that run `agentic-evals` find it on PATH).
 os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])
+
+# Most of the suite's time is child Pythons: pytester subprocesses, the CLI, xdist workers, the
+# programs under test. With PYTHONDONTWRITEBYTECODE (set by some shells and CI images) each of
+# them compiled the package afresh. They keep their bytecode instead, out of the tree: under a
+# prefix in the temporary directory, so a checkout stays free of __pycache__ (tests copy and
+# walk it) and a read-only checkout still caches. Set here, before xdist starts its workers,
+# so that every child inherits it.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+os.environ.setdefault("PYTHONPYCACHEPREFIX", os.path.join(
+    tempfile.gettempdir(), f"pytest-agentic-evals-bytecode-{os.getuid()}"))
+sys.dont_write_bytecode = False
+sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"]
+
+# Inner pytest sessions need none of hypothesis's plugin (its import is a good part of a
+# child's start-up); pytester clears PYTEST_ADDOPTS, so the pytester fixture below sets it.
+INNER_ADDOPTS = "-p no:hypothesispytest"
 
 RUN_SH = """#!/usr/bin/env bash
 # A small skill: greets a name, refuses an empty one.
@@ -81,6 +98,14 @@ class Skill:
 @pytest.fixture
 def skill(tmp_path: Path) -> Skill:
     return Skill(tmp_path / "greeter")
+
+
+@pytest.fixture
+def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """pytester's own fixture, its inner sessions (in process and in a subprocess) started
+    without plugins none of them uses."""
+    monkeypatch.setenv("PYTEST_ADDOPTS", INNER_ADDOPTS)
+    return pytester
 
 
 @pytest.fixture
