@@ -1,4 +1,5 @@
-"""The fixture report and its gate, built in-process from hand-made trial results.
+"""The fixture report, its gate and its summaries, built in-process from hand-made trial
+results.
 
 The same rules are exercised end to end through pytest and the CLI elsewhere; here each rule
 of the report builder is one small test, so that a regression names the rule it broke.
@@ -26,9 +27,12 @@ from pytest_agentic_evals.model import (
     Fixture,
 )
 from pytest_agentic_evals.report import build_fixture_report, session_report
+from pytest_agentic_evals.summary import Line, markdown, terminal_lines
 from pytest_agentic_evals.verdicts import excused_failure
 
 TODAY = date(2026, 12, 4)
+# A trial that stop on fail left out: its result says NOT_TESTED.
+STOPPED = "stopped"
 
 
 def make_fixture(tmp_path: Path, *extra_cases: dict[str, Any], trials: int = 2) -> Fixture:
@@ -73,12 +77,15 @@ def report_for(
     interrupted: bool = False,
 ) -> dict[str, Any]:
     """The report of a run in which each case's trials had ``outcomes`` (a case left out
-    passed every trial); every trial is selected unless ``selected`` says otherwise."""
+    passed every trial; NOT_TESTED: no result, STOPPED: left out by stop on fail); every
+    trial is selected unless ``selected`` says otherwise."""
     count = trial_count or fixture.trials
     results: dict[tuple[str, int], dict[str, Any]] = {}
     for case in fixture.cases:
         for number, outcome in enumerate(outcomes.get(case.name, [PASS] * count), start=1):
-            if outcome != NOT_TESTED:
+            if outcome == STOPPED:
+                results[(case.name, number)] = trial(number, NOT_TESTED)
+            elif outcome != NOT_TESTED:
                 problems = () if outcome == PASS else (f"{outcome.lower()} on purpose",)
                 results[(case.name, number)] = trial(number, outcome, *problems)
     if selected is None:
@@ -218,3 +225,120 @@ def test_a_session_is_as_ready_as_its_worst_fixture(
         reports.append(report_for(make_fixture(tmp_path / str(index)), outcomes))
     assert [report["readiness"] for report in reports] == list(readinesses)
     assert session_report(reports)["readiness"] == expected
+
+
+def test_stop_on_fail_leaves_a_note_and_counts_what_ran(tmp_path: Path) -> None:
+    fixture = make_fixture(tmp_path, trials=3)
+    report = report_for(fixture, {"greets-twice": [FAIL, STOPPED, STOPPED]})
+    entry = case_entry(report, "greets-twice")
+    assert entry["stopped_trials"] == [2, 3] and entry["ran_trials"] == 1
+    assert any(note.startswith("stop on fail: 2 trial(s) not run") and "(greets-twice)" in note
+               for note in report["readiness_notes"])
+    # A failed trial stopped them: the run is still a full one, and the case a failure.
+    assert report["selection"] == "full" and entry["outcome"] == FAIL
+
+
+def test_trials_left_out_without_a_failure_make_a_partial_run(tmp_path: Path) -> None:
+    report = report_for(make_fixture(tmp_path), {"greets": [PASS, STOPPED]})
+    assert report["selection"] == "partial" and report["readiness"] != READY
+
+
+def test_the_summary_counts_cases_by_outcome(tmp_path: Path) -> None:
+    optional = {"name": "extra", "type": "positive", "required": False,
+                "command": ["../run.sh", "Cy"], "expected": {"exit_code": 0}}
+    report = report_for(make_fixture(tmp_path, optional),
+                        {"greets-twice": [PASS, FAIL], "refuses": [BLOCKED, INFRA_BLOCKED],
+                         "extra": [FAIL, FAIL]})
+    assert report["summary"] == {
+        "total": 4, "passed": 1, "failed": 2, "blocked": 1, "not_tested": 0, "flaky": 1,
+        "infra_blocked": 1,
+        "required": {"passed": 1, "failed": 1, "blocked": 1, "not_tested": 0}}
+
+
+# -- what a person reads: the terminal lines and the Markdown summary --------------------------
+
+
+def test_a_ready_fixture_is_one_green_line(tmp_path: Path) -> None:
+    report = report_for(make_fixture(tmp_path), {})
+    where = report["fixture"]
+    assert terminal_lines(report) == [
+        Line(f"READY            {where} (skill greeter): 3/3 cases passed, 0 failed, 0 blocked",
+             "green")]
+
+
+def test_terminal_lines_keep_capability_failures_apart_from_infrastructure(
+    tmp_path: Path
+) -> None:
+    report = report_for(make_fixture(tmp_path),
+                        {"greets-twice": [PASS, FAIL], "refuses": [BLOCKED, INFRA_BLOCKED]})
+    where = report["fixture"]
+    assert terminal_lines(report) == [
+        Line(f"USABLE_WITH_GAPS {where} (skill greeter): 1/3 cases passed, 1 failed, "
+             "1 blocked (1 by an external blocker), 1 flaky", "red"),
+        Line("  capability failures:"),
+        Line("    FAIL     greets-twice (1/2 trials passed, flaky): trial 2: fail on purpose",
+             "red"),
+        Line("  infrastructure problems:"),
+        Line("    BLOCKED  refuses (0/2 trials passed, 1 infra-blocked): trial 1: blocked on "
+             "purpose", "yellow"),
+    ]
+
+
+def test_a_partial_run_and_a_scaffold_say_so_in_the_headline(tmp_path: Path) -> None:
+    fixture = make_fixture(tmp_path)
+    report = report_for(fixture, {"refuses": [NOT_TESTED, NOT_TESTED]},
+                        selected={"greets": [1, 2], "greets-twice": [1, 2]})
+    assert terminal_lines(report)[0].text.endswith(", partial run")
+    scaffold = {**report_for(fixture, {}), "eval_kind": "scaffold"}
+    assert terminal_lines(scaffold)[0].text.startswith("READY (scaffold) ")
+
+
+def test_trials_run_without_the_sandbox_are_counted_by_reason(tmp_path: Path) -> None:
+    report = report_for(make_fixture(tmp_path), {})
+    trials = [trial for case in report["cases"] for trial in case["trials"]]
+    for trial in trials[:3]:
+        trial["isolation"] = {"sandbox": "none", "reason": "bwrap is not installed"}
+    lines = terminal_lines(report)
+    assert lines[-1] == Line("sandbox: 3 of 6 trial(s) not sandboxed: bwrap is not installed",
+                             "yellow")
+    assert "Sandbox: 3 of 6 trial(s) not sandboxed: bwrap is not installed  " in \
+        markdown(report).splitlines()
+
+
+def test_markdown_has_a_row_per_fixture_and_per_case(tmp_path: Path) -> None:
+    report = report_for(make_fixture(tmp_path),
+                        {"greets-twice": [PASS, FAIL], "refuses": [BLOCKED, INFRA_BLOCKED]})
+    where = report["fixture"]
+    lines = markdown(report).splitlines()
+    assert lines[0] == "## agentic-evals: USABLE_WITH_GAPS"
+    assert f"| **USABLE_WITH_GAPS** | {where} | greeter | 1/3 | 1 | 1 (1 external) | 1 | - |" \
+        in lines
+    assert f"### {where}: USABLE_WITH_GAPS" in lines
+    assert "| greets | PASS | 2/2 | 100% (34%-100%) | 1.00 |  |  |" in lines
+    assert "| greets-twice | FAIL | 1/2 | 50% (9%-91%) | 0.00 | capability | " \
+        "trial 2: fail on purpose |" in lines
+    assert "| refuses | BLOCKED | 0/2 | 0% (0%-66%) | 0.00 | external blocker | " \
+        "trial 1: blocked on purpose |" in lines
+
+
+def test_markdown_says_a_partial_run_cannot_be_ready(tmp_path: Path) -> None:
+    report = report_for(make_fixture(tmp_path), {}, interrupted=True)
+    assert "The run was interrupted: it cannot be READY." in markdown(report).splitlines()
+
+
+def test_markdown_cells_cannot_break_the_table(tmp_path: Path) -> None:
+    report = report_for(make_fixture(tmp_path), {"greets-twice": [PASS, FAIL]})
+    case_entry(report, "greets-twice")["problems"] = ["got `a|b` and *c*\\\nsecond line"]
+    row = next(line for line in markdown(report).splitlines()
+               if line.startswith("| greets-twice |"))
+    assert row.endswith(r"| got \`a\|b\` and \*c\*\\ |")
+
+
+def test_session_markdown_heads_with_the_worst_fixture(tmp_path: Path) -> None:
+    reports = [report_for(make_fixture(tmp_path / "a"), {}),
+               report_for(make_fixture(tmp_path / "b"), {"greets-twice": [PASS, FAIL]})]
+    lines = markdown(session_report(reports)).splitlines()
+    assert lines[0] == "## agentic-evals: USABLE_WITH_GAPS"
+    assert sum(line.startswith("| **") for line in lines) == 2
+    assert [line for line in lines if line.startswith("### ")] == [
+        f"### {reports[0]['fixture']}: READY", f"### {reports[1]['fixture']}: USABLE_WITH_GAPS"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import get_args
+from typing import Any, get_args
 
 import pytest
 from hypothesis import given
@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from pytest_agentic_evals.model import (
     BLOCKED,
     FAIL,
+    INFRA_BLOCKED,
     NOT_ESTABLISHED,
     NOT_READY,
     NOT_TESTED,
@@ -23,7 +24,15 @@ from pytest_agentic_evals.model import (
     TrialOutcome,
 )
 from pytest_agentic_evals.schemas import schema_text
-from pytest_agentic_evals.verdicts import CaseVerdict, case_outcome, case_readiness, worst
+from pytest_agentic_evals.verdicts import (
+    CaseVerdict,
+    case_outcome,
+    case_readiness,
+    excused_failure,
+    fixture_gate,
+    readiness_reason,
+    worst,
+)
 
 
 @pytest.mark.parametrize(
@@ -34,6 +43,8 @@ from pytest_agentic_evals.verdicts import CaseVerdict, case_outcome, case_readin
         ([PASS, FAIL], FAIL),
         ([PASS, BLOCKED], BLOCKED),
         ([BLOCKED, FAIL], FAIL),
+        ([PASS, INFRA_BLOCKED], BLOCKED),
+        ([INFRA_BLOCKED, FAIL], FAIL),
     ],
 )
 def test_case_outcome(trials: list[str], outcome: str) -> None:
@@ -122,3 +133,133 @@ def test_the_typed_values_are_the_ones_the_report_schema_allows(
     for key in pointer:
         node = node[key]
     assert set(get_args(literal)) == set(node["enum"])
+
+
+# -- the gate, over a report's plain data -------------------------------------------------------
+
+
+def entry(name: str, outcome: str, *, required: bool = True, selected: int = 2,
+          ran: int | None = None, type: str = "positive", real_world: bool = False
+          ) -> dict[str, Any]:
+    """A case entry of a report, as far as the gate and its reasons read one."""
+    ran = (0 if outcome == NOT_TESTED else selected) if ran is None else ran
+    return {"name": name, "outcome": outcome, "required": required, "selected_trials": selected,
+            "ran_trials": ran, "type": type, "real_world": real_world}
+
+
+def report(readiness: str, *cases: dict[str, Any], selection: str = "full",
+           interrupted: bool = False, notes: tuple[str, ...] = ()) -> dict[str, Any]:
+    return {"fixture": "greeter/fixtures/agentic_eval.json", "readiness": readiness,
+            "selection": selection, "interrupted": interrupted,
+            "readiness_notes": list(notes), "cases": list(cases)}
+
+
+def test_a_ready_fixture_passes_the_gate() -> None:
+    gate = fixture_gate(report(READY, entry("a", PASS), entry("b", PASS, type="negative")))
+    assert (gate.counts, gate.passed) == (True, True)
+    assert gate.reason == "greeter/fixtures/agentic_eval.json: READY"
+
+
+@pytest.mark.parametrize("readiness", [USABLE_WITH_GAPS, NOT_READY, NOT_ESTABLISHED])
+def test_a_full_run_short_of_ready_fails_the_gate_and_says_why(readiness: str) -> None:
+    gate = fixture_gate(report(readiness, entry("a", PASS), entry("b", FAIL)))
+    assert (gate.counts, gate.passed) == (True, False)
+    assert gate.reason == (f"greeter/fixtures/agentic_eval.json: {readiness}: "
+                           "required case(s) failed: b")
+
+
+def test_a_fixture_with_no_case_selected_does_not_count() -> None:
+    gate = fixture_gate(report(NOT_ESTABLISHED, entry("a", NOT_TESTED, selected=0)))
+    assert (gate.counts, gate.passed) == (False, True)
+    assert gate.reason.endswith(": no case selected")
+
+
+def test_an_interrupted_run_fails_the_gate_even_when_every_case_passed() -> None:
+    gate = fixture_gate(report(USABLE_WITH_GAPS, entry("a", PASS), selection="partial",
+                               interrupted=True))
+    assert (gate.counts, gate.passed) == (True, False)
+    assert "interrupted" in gate.reason
+
+
+def test_a_partial_run_passes_when_every_selected_trial_ran_and_passed() -> None:
+    gate = fixture_gate(report(USABLE_WITH_GAPS, entry("a", PASS),
+                               entry("b", NOT_TESTED, selected=0), selection="partial"))
+    assert (gate.counts, gate.passed) == (True, True)
+    assert gate.reason.endswith("every selected case passed (partial run, not READY)")
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [entry("b", FAIL), entry("b", BLOCKED), entry("b", PASS, selected=2, ran=1)],
+    ids=["failed", "blocked", "a-selected-trial-did-not-run"],
+)
+def test_a_partial_run_fails_on_a_selected_case_that_did_not_pass_every_trial(
+    bad: dict[str, Any]
+) -> None:
+    gate = fixture_gate(report(USABLE_WITH_GAPS, entry("a", PASS), bad, selection="partial"))
+    assert (gate.counts, gate.passed) == (True, False)
+    assert gate.reason.endswith("selected case(s) did not pass every trial: b")
+
+
+def test_the_gate_names_at_most_eight_cases_and_counts_the_rest() -> None:
+    failed = [entry(f"c{i}", FAIL) for i in range(11)]
+    gate = fixture_gate(report(NOT_READY, *failed, selection="partial"))
+    assert gate.reason.endswith(": " + ", ".join(f"c{i}" for i in range(8)) + " and 3 more")
+
+
+# -- why a fixture is not READY -----------------------------------------------------------------
+
+
+def test_the_reason_lists_required_cases_by_outcome_and_leaves_optional_ones_out() -> None:
+    reason = readiness_reason(report(
+        USABLE_WITH_GAPS, entry("f", FAIL), entry("b", BLOCKED), entry("n", NOT_TESTED),
+        entry("optional", FAIL, required=False), entry("p", PASS, type="negative")))
+    assert reason == ("required case(s) failed: f; required case(s) blocked: b; "
+                      "required case(s) not tested: n")
+
+
+def test_the_reason_says_when_only_refusals_passed() -> None:
+    reason = readiness_reason(report(NOT_READY, entry("uses", FAIL, real_world=True),
+                                     entry("refuses", PASS, type="negative")))
+    assert "passing refusals alone do not make a skill usable" in reason
+    # A positive case that passed does not earn that sentence, whatever the readiness.
+    passed = readiness_reason(report(USABLE_WITH_GAPS, entry("uses", PASS),
+                                     entry("other", FAIL)))
+    assert "refusals" not in passed
+
+
+def test_the_reason_carries_the_readiness_notes() -> None:
+    reason = readiness_reason(report(USABLE_WITH_GAPS, entry("a", PASS),
+                                     notes=("the run was interrupted",)))
+    assert reason == "the run was interrupted"
+
+
+def test_the_reason_of_a_fixture_without_a_required_case() -> None:
+    assert readiness_reason(report(NOT_ESTABLISHED, entry("a", PASS, required=False))) == \
+        "no required case"
+    assert readiness_reason(report(NOT_ESTABLISHED)) == "no required case"
+
+
+def test_a_reason_is_never_empty() -> None:
+    assert readiness_reason(report(USABLE_WITH_GAPS, entry("a", PASS))) == \
+        "not every required case passed every trial"
+
+
+# -- which failures leave the exit status alone -------------------------------------------------
+
+
+def gated(passed: bool, *cases: dict[str, Any]) -> dict[str, Any]:
+    return {**report(READY, *cases), "gate": {"counts": True, "passed": passed, "reason": ""}}
+
+
+def test_only_an_optional_case_of_a_passing_fixture_is_excused() -> None:
+    passing = gated(True, entry("a", PASS), entry("extra", FAIL, required=False))
+    assert excused_failure(passing, "extra") is True
+    assert excused_failure(passing, "a") is False
+    assert excused_failure(passing, "not-a-case") is False
+
+
+def test_nothing_is_excused_when_the_gate_failed_or_there_is_no_report() -> None:
+    failing = gated(False, entry("a", FAIL), entry("extra", FAIL, required=False))
+    assert excused_failure(failing, "extra") is False
+    assert excused_failure(None, "extra") is False
