@@ -220,7 +220,8 @@ def test_faked_capabilities_are_not_ready(
     assert report["readiness"] != "READY"
     assert claim["verdict"] in verdicts.split("|"), (fake, claim)
     assert claim["reasons"], "a claim that is not PROVEN says why"
-    assert f"claim greets-people (critical): {claim['verdict']}" in result.stdout.str()
+    # The terminal names the claim's verdict, one the fake may earn, and why.
+    result.stdout.re_match_lines([rf"  claim greets-people \(critical\): ({verdicts}): \S"])
     if fake.startswith("live-") and fake != "live-slot-only-blocked":
         assert report["cases"][0]["effective_evidence_class"] != "live_e2e"
         assert report["cases"][0]["evidence_disqualifiers"]
@@ -235,4 +236,5 @@ def test_the_honest_version_of_the_claim_is_ready(pytester: pytest.Pytester) -> 
     make_skill(pytester, claim_fixture())
     result = pytester.runpytest("--agentic-evals", "-p", "no:cacheprovider")
     assert result.ret == 0, result.stdout.str()
-    assert "claims 1/1 PROVEN" in result.stdout.str()
+    result.stdout.fnmatch_lines(["READY * (skill greeter): 2/2 cases passed, 0 failed, 0 blocked, "
+                                 "claims 1/1 PROVEN"])

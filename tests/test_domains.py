@@ -643,7 +643,7 @@ def test_real_clients_through_the_plugin(
     assert not any(p.startswith("trial 1: blocked") for p in
                    cases["blocked-marker-cannot-hide-a-refusal"]["problems"])
     assert not cases["curl-disallowed"]["infrastructure_failure"]
-    assert "contacted disallowed domain evil.test" in result.stdout.str()
+    result.stdout.fnmatch_lines(["*contacted disallowed domain evil.test*"])
 
 
 def runnable_skill(skill: Skill, port: int, *, disallowed_required: bool) -> Path:
