@@ -241,20 +241,24 @@ def only_refusals_pass() -> dict[str, Any]:
     return data
 
 
-def test_exit_status_follows_readiness_cli(skill: Skill) -> None:
-    # A failing optional case is shown, and a READY fixture still exits 0.
+def test_a_failing_optional_case_is_shown_and_a_ready_fixture_exits_0_cli(skill: Skill) -> None:
     result = run_cli("run", str(skill.write(with_failing_optional_case())), cwd=skill.root)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["readiness"] == "READY"
     assert outcomes(report)["greets-in-french"] == "FAIL"
     assert "greets-in-french" in result.stderr
-    # The same case required: USABLE_WITH_GAPS, which never exits 0.
+
+
+def test_the_same_case_required_is_usable_with_gaps_and_exits_1_cli(skill: Skill) -> None:
     required = with_failing_optional_case()
     required["cases"][-1]["required"] = True
     result = run_cli("run", str(skill.write(required)), cwd=skill.root)
     assert result.returncode == 1
     assert json.loads(result.stdout)["readiness"] == "USABLE_WITH_GAPS"
+
+
+def test_only_the_refusal_passing_is_not_ready_and_exits_1_cli(skill: Skill) -> None:
     # Every positive and real-world case fails; only the refusal passes: NOT_READY.
     result = run_cli("run", str(skill.write(only_refusals_pass())), cwd=skill.root)
     assert result.returncode == 1

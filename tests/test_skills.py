@@ -169,19 +169,26 @@ def test_an_empty_tree_is_not_an_error(tmp_path: Path) -> None:
     assert json.loads(result.stdout)["summary"]["skills"] == 0
 
 
-def test_check_skill_accepts_and_refuses(tmp_path: Path) -> None:
-    tree = realistic_tree(tmp_path)
-    good = run_cli("check-skill", str(tree["static"]))
+def test_check_skill_accepts_a_sound_skill(tmp_path: Path) -> None:
+    good = run_cli("check-skill", str(realistic_tree(tmp_path)["static"]))
     assert good.returncode == 0, good.stderr
     assert "style-guide" in good.stdout
-    broken = run_cli("check-skill", "misc/broken-yaml", cwd=tmp_path)
-    assert broken.returncode == 2
-    assert broken.stderr.startswith("misc/broken-yaml/SKILL.md: SKILL002:")
-    renamed = run_cli("check-skill", str(tree["renamed"]))
-    assert renamed.returncode == 2 and "SKILL005" in renamed.stderr
-    nothing = run_cli("check-skill", str(tmp_path / "docs"))
-    assert nothing.returncode == 2 and "no SKILL.md" in nothing.stderr
-    assert "Traceback" not in broken.stderr + renamed.stderr + nothing.stderr
+
+
+@pytest.mark.parametrize(
+    ("folder", "error"),
+    [("misc/broken-yaml", "misc/broken-yaml/SKILL.md: SKILL002:"),
+     ("misc/old-folder-name", "*SKILL005*"),
+     ("docs", "*no SKILL.md*")],
+    ids=["broken-frontmatter", "name-unlike-folder", "no-skill-md"],
+)
+def test_check_skill_refuses(tmp_path: Path, folder: str, error: str) -> None:
+    realistic_tree(tmp_path)
+    refused = run_cli("check-skill", folder, cwd=tmp_path)
+    assert refused.returncode == 2
+    refused_lines = pytest.LineMatcher(refused.stderr.splitlines())
+    refused_lines.fnmatch_lines([error + ("" if error.endswith("*") else "*")])
+    refused_lines.no_fnmatch_line("*Traceback*")
 
 
 @pytest.mark.parametrize(("key", "case", "command"), [

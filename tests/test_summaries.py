@@ -129,15 +129,24 @@ def test_report_command_renders_a_saved_report(pytester: pytest.Pytester) -> Non
     report = pytester.path / "report.json"
     table = run_cli("report", str(report))
     assert table.returncode == 0
-    assert "NOT_READY        fixtures/agentic_eval_flaky.json" in table.stdout
+    pytest.LineMatcher(table.stdout.splitlines()).fnmatch_lines(
+        ["NOT_READY        fixtures/agentic_eval_flaky.json (skill flaky): *"])
     md = run_cli("report", str(report), "--format", "md")
-    assert md.stdout.startswith("## agentic-evals: NOT_READY")
-    broken = pytester.path / "broken.json"
+    assert md.stdout.startswith("## agentic-evals: NOT_READY\n")
+
+
+def test_report_command_refuses_what_is_not_a_report(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.json"
     broken.write_text(json.dumps({"schema": "agentic_evals.report.v2"}))
     result = run_cli("report", str(broken))
     assert result.returncode == 2
     assert "'readiness' is a required property" in result.stderr
-    assert run_cli("report", str(pytester.path / "missing.json")).returncode == 2
+
+
+def test_report_command_refuses_a_missing_file(tmp_path: Path) -> None:
+    result = run_cli("report", str(tmp_path / "missing.json"))
+    assert result.returncode == 2
+    assert "missing.json" in result.stderr and "Traceback" not in result.stderr
 
 
 def figures(report: dict[str, Any], case: str) -> dict[str, Any]:
