@@ -342,3 +342,20 @@ def test_session_markdown_heads_with_the_worst_fixture(tmp_path: Path) -> None:
     assert sum(line.startswith("| **") for line in lines) == 2
     assert [line for line in lines if line.startswith("### ")] == [
         f"### {reports[0]['fixture']}: READY", f"### {reports[1]['fixture']}: USABLE_WITH_GAPS"]
+
+
+def test_a_fixture_with_no_case_selected_does_not_weigh_on_the_session(tmp_path: Path) -> None:
+    ready = report_for(make_fixture(tmp_path / "a"), {})
+    unselected_fixture = make_fixture(tmp_path / "b")
+    unselected = report_for(unselected_fixture,
+                            {case.name: [NOT_TESTED] * 2 for case in unselected_fixture.cases},
+                            selected={})
+    assert unselected["readiness"] != READY
+    session = session_report([ready, unselected])
+    assert session["readiness"] == READY
+    assert session["fixtures"] == [ready, unselected]  # listed, all the same
+
+
+def test_a_single_fixture_is_its_own_session_report(tmp_path: Path) -> None:
+    report = report_for(make_fixture(tmp_path), {})
+    assert session_report([report]) is report
