@@ -295,44 +295,34 @@ def _build_case(
     shown: str,
 ) -> tuple[Case, list[Problem]]:
     """One case, built from its JSON and the fixture's defaults, and what is wrong with it.
-    Long by the Case's fields, one per line; every check is a function of its own."""
-    problems: list[Problem] = []
+    Over 60 lines only by the Case's thirty fields, one per line: split, they would no longer
+    read as one record. Every check is a function of its own."""
     here = pointer_for("cases", index)
     expected, rule_problems = merge_case_rules(case, case["expected"])
     expected = _budget_reads_the_trajectory(expected)
-    problems += [Problem(shown, here + pointer, message) for pointer, message in rule_problems]
+    problems = [Problem(shown, here + pointer, message) for pointer, message in rule_problems]
     workspace = case.get("workspace", defaults.get("workspace", "copy"))
-    cwd_text = case.get("cwd", defaults.get("cwd"))
     cwd = fixture_path.parent
-    if cwd_text:
+    if cwd_text := case.get("cwd", defaults.get("cwd")):
         cwd = Path(os.path.normpath(cwd / cwd_text))
     problems += _cwd_problems(cwd, workspace, skill_dir, shown,
                               here + "/cwd" if "cwd" in case else "/cwd")
-
-    env = {**defaults.get("env", {}), **case.get("env", {})}
-    timeout = case.get("timeout_seconds", defaults.get("timeout_seconds"))
-    must_exercise = tuple(case.get("must_exercise", ())) + tuple(expected.get("must_exercise", ()))
-    blocked = tuple(case.get("blocked_when_stdout_contains", ())) + tuple(
-        expected.get("blocked_when_stdout_contains", ())
-    )
     own, input_problems = build_inputs(case.get("artifacts"), here + "/artifacts",
                                        fixture_path.parent, skill_dir, shown)
     problems += input_problems
     inputs = merged(defaults.get("artifacts", ()), own)
     problems += _agent_run_problems(expected, shown, here + "/expected")
-
     writable, writable_problems = _writable_paths(case, defaults, cwd, skill_dir, workspace,
                                                   shown, here)
     problems += writable_problems
-    sandbox_source = "the case" if "sandbox" in case else "the fixture"
-
+    must_exercise = _case_and_expected(case, expected, "must_exercise")
     problems += _must_exercise_problems(case["command"], must_exercise, shown, here)
     for pointer, artifact in inputs:
         problems += _containment(
             artifact.path, artifact.outside_workspace, cwd, skill_dir, shown, pointer + "/path",
         )
     problems += _expected_problems(expected, cwd, skill_dir, shown, here)
-
+    timeout = case.get("timeout_seconds", defaults.get("timeout_seconds"))
     built = Case(
         index=index,
         name=case["name"],
@@ -348,10 +338,10 @@ def _build_case(
         seams=tuple(case.get("seams", ())),
         tags=tuple(case.get("tags", ())),
         timeout_seconds=float(timeout) if timeout is not None else None,
-        env=env,
+        env={**defaults.get("env", {}), **case.get("env", {})},
         workspace=workspace,
         must_exercise=must_exercise,
-        blocked_markers=blocked,
+        blocked_markers=_case_and_expected(case, expected, "blocked_when_stdout_contains"),
         infra_markers=tuple(case.get("infra_blocked_when", ())),
         readback=case.get("readback", False),
         input_artifacts=tuple(artifact for _, artifact in inputs),
@@ -360,11 +350,18 @@ def _build_case(
         skill_dir=skill_dir,
         entrypoints=defaults.get("entrypoints", ()),
         sandbox=case.get("sandbox", defaults.get("sandbox")),
-        sandbox_source=sandbox_source,
+        sandbox_source="the case" if "sandbox" in case else "the fixture",
         writable_paths=writable,
         network=case.get("network", defaults.get("network", "proxy")),
     )
     return built, problems
+
+
+def _case_and_expected(
+    case: Mapping[str, Any], expected: Mapping[str, Any], key: str
+) -> tuple[str, ...]:
+    """A list a case may give beside its expectations or inside them: the case's first."""
+    return tuple(case.get(key, ())) + tuple(expected.get(key, ()))
 
 
 def _cwd_problems(
