@@ -35,8 +35,9 @@ def test_show_audits_every_record_and_names_the_unverifiable(greeter: Path) -> N
     report = json.loads(result.stdout)
     entry = report["registries"][0]
     assert entry["valid"] is True
-    assert entry["unverifiable"] == ["name-dropped", "empty-name-accepted"]
-    first, second = entry["regressions"]
+    assert entry["unverifiable"] == ["name-dropped", "empty-name-accepted",
+                                     "greeting-file-empty"]
+    first, second, third = entry["regressions"]
     assert first["protected"] is True and second["protected"] is True
     assert first["incident_id"] == "#12"  # the earlier key: issue before id
     assert first["earlier_notes"] == {
@@ -50,6 +51,12 @@ def test_show_audits_every_record_and_names_the_unverifiable(greeter: Path) -> N
     messages = [f["message"] for f in report["findings"] if f["code"] == "unverifiable"]
     assert any("no failure signature" in m for m in messages)
     assert any("expected_fail is false" in m for m in messages)
+    # A proof with nothing to run is named, its other fields still shown and audited.
+    assert third["fail_before_fix_proof_command"] is None
+    assert third["earlier_notes"]["rationale"].startswith("seen by hand")
+    assert ("greeting-file-empty", "self_reported_proof") in codes
+    assert any(m.startswith("greeting-file-empty can never be verified: fail_before_fix has "
+                            "no proof_command") for m in messages)
 
 
 def test_verify_names_each_record_it_cannot_verify_and_exits_1(greeter: Path) -> None:
@@ -59,11 +66,15 @@ def test_verify_names_each_record_it_cannot_verify_and_exits_1(greeter: Path) ->
     report = json.loads(result.stdout)
     verdicts = {r["regression_id"]: r for r in report["regressions"]}
     assert {rid: r["verdict"] for rid, r in verdicts.items()} == {
-        "name-dropped": "NOT_VERIFIED", "empty-name-accepted": "NOT_VERIFIED"}
+        "name-dropped": "NOT_VERIFIED", "empty-name-accepted": "NOT_VERIFIED",
+        "greeting-file-empty": "NOT_VERIFIED"}
     assert "no failure signature" in verdicts["name-dropped"]["reasons"][0]
+    no_command = verdicts["greeting-file-empty"]
+    assert "has no proof_command" in no_command["reasons"][0]
+    assert no_command["fail_before_fix"] is None
     assert verdicts["name-dropped"]["fail_before_fix"] is None  # never run: it proves nothing
     # What can be verified is: both retained cases pass on the current code.
-    assert [r["retained"]["outcome"] for r in report["regressions"]] == ["PASS", "PASS"]
+    assert [r["retained"]["outcome"] for r in report["regressions"]] == ["PASS"] * 3
     report_only = run_cli("regressions", "verify", ".", "--report-only", cwd=greeter)
     assert report_only.returncode == 0
     assert "NOT_VERIFIED  name-dropped" in report_only.stdout
@@ -84,6 +95,7 @@ def test_a_signature_added_verifies_the_record_with_its_proof_run_from_the_skill
     assert verdicts["name-dropped"]["verdict"] == "VERIFIED", verdicts["name-dropped"]
     assert verdicts["name-dropped"]["fail_before_fix"]["cwd"] == "."  # shown from cwd
     assert verdicts["empty-name-accepted"]["verdict"] == "NOT_VERIFIED"
+    assert verdicts["greeting-file-empty"]["verdict"] == "NOT_VERIFIED"
 
 
 def test_cwd_is_from_the_skill_dir_only_in_a_registry_written_for_the_earlier_tool(
@@ -108,6 +120,8 @@ def test_cwd_is_from_the_skill_dir_only_in_a_registry_written_for_the_earlier_to
 
 @pytest.mark.parametrize(("record", "reasons"), [
     ({"status": "ACTIVE"}, [earlier.NO_PROOF]),
+    ({"fail_before_fix": {"proven": True, "rationale": "seen by hand"}},
+     [earlier.NO_PROOF_COMMAND, earlier.NO_SIGNATURE]),
     ({"fail_before_fix": {"proof_command": ["x"], "expected": {"nonzero": True}}},
      [earlier.NO_SIGNATURE]),
     ({"fail_before_fix": {"proof_command": ["x"], "expected_fail": False, "expected": {

@@ -30,6 +30,9 @@ NO_SIGNATURE = ("fail_before_fix declares no failure signature (expected: exit_c
                 "and stdout_contains or stderr_contains): an exit status alone cannot tell the "
                 "declared failure from any other, so the proof can never be verified; add "
                 "\"expected\"")
+NO_PROOF_COMMAND = ("fail_before_fix has no proof_command: nothing can be run to show that the "
+                    "guard fails against the broken behaviour, so the proof can never be "
+                    "verified; add proof_command (the argv of the proof) and expected")
 PASSING_PROOF = ("fail_before_fix.expected_fail is false: a proof that passes shows nothing "
                  "about the guard; a fail-before-fix proof must fail")
 SELF_REPORTED = ("proven: true is self-reported: only a proof run by regressions verify counts")
@@ -70,7 +73,7 @@ def unverifiable_reasons(record: Mapping[str, Any], active: bool) -> list[str]:
     proof = record.get("fail_before_fix")
     if not isinstance(proof, Mapping):
         return [NO_PROOF]
-    reasons = []
+    reasons = [] if "proof_command" in proof else [NO_PROOF_COMMAND]
     expected = proof.get("expected")
     if not isinstance(expected, Mapping) or not (expected.get("stdout_contains")
                                                  or expected.get("stderr_contains")):

@@ -431,8 +431,10 @@ def _build_regression(
 
 def _build_proof(
     record: Mapping[str, Any], base: Path, shown: str, here: str
-) -> tuple[Proof, list[Problem]]:
-    """The proof; ``base`` is the folder its ``cwd`` is relative to."""
+) -> tuple[Proof | None, list[Problem]]:
+    """The proof (None without a ``proof_command``: nothing to run, the record is named
+    unverifiable), and what is wrong with its other fields, which are audited all the same;
+    ``base`` is the folder its ``cwd`` is relative to."""
     problems = []
     expected = record.get("expected", {})
     exit_code = expected.get("exit_code")
@@ -452,6 +454,8 @@ def _build_proof(
     if os.path.isabs(cwd_text):
         problems.append(Problem(shown, f"{here}/cwd", "cwd must be relative to the registry's "
                                 "folder, so the registry can move with its skill"))
+    if "proof_command" not in record:
+        return None, problems
     if not record["proof_command"][0]:
         problems.append(Problem(shown, f"{here}/proof_command/0", "the program name is empty"))
     proof = Proof(
