@@ -155,6 +155,64 @@ def test_plan_journeys_reads_the_earlier_inputs(corpus: Path) -> None:
     assert greet["weak_oracle"] is False
 
 
+def plan_over(journeys: Path, graph: str, inventory: str = "discovery-inventory.json",
+              *extra: str) -> tuple[int, str, dict[str, Any]]:
+    result = run_cli("plan-journeys", "--fixture", "../greeter/fixtures/agentic_eval.json",
+                     "--requirements", "requirements.json", "--interaction-inventory", inventory,
+                     "--state-graph", graph, "-o", "plan.json", *extra, cwd=journeys)
+    plan = json.loads((journeys / "plan.json").read_text()) if result.returncode != 2 else {}
+    return result.returncode, result.stderr, plan
+
+
+@pytest.mark.parametrize("graph", ["state-graph-transitions.json", "state-graph-free-form.json",
+                                   "state-graph-empty.json"])
+@pytest.mark.parametrize("inventory", ["discovery-inventory.json",
+                                       "discovery-inventory-named-states.json"])
+def test_plan_journeys_reads_the_earlier_free_form_state_graphs(
+    corpus: Path, graph: str, inventory: str
+) -> None:
+    # The earlier tool read any JSON as its state graph and bound a control when discovery
+    # had observed it anywhere: so here, every observed control in one state, no routes.
+    status, stderr, plan = plan_over(corpus / "journeys", graph, inventory)
+    assert status == 0, stderr
+    assert f"{graph} is not an agentic_evals.state_graph.v1 graph" in stderr
+    assert plan["graph"]["form"] == "earlier"
+    assert (plan["graph"]["states"], plan["graph"]["transitions"]) == (1, 0)
+    bound = {j["requirement_id"]: j["binding_status"] for j in plan["journeys"]}
+    # nav:help is never observed usable (absent, or hidden): not bound, as a person cannot
+    # act on it; the greeting controls are, in whichever state discovery saw them.
+    assert bound == {"REQ-greet": "BOUND", "REQ-help": "UNBOUND"}
+    assert plan["inputs"]["state_graph"]["path"] == graph
+
+
+def test_an_earlier_graph_still_gates_a_critical_requirement(corpus: Path) -> None:
+    journeys = corpus / "journeys"
+    data = json.loads((journeys / "requirements.json").read_text())
+    data["requirements"][1]["criticality"] = "critical"
+    (journeys / "requirements.json").write_text(json.dumps(data))
+    status, stderr, plan = plan_over(journeys, "state-graph-transitions.json")
+    assert status == 1, stderr
+    assert plan["verdict"] == "CRITICAL_GAP"
+
+
+def test_a_graph_of_todays_form_is_still_checked_strictly(corpus: Path) -> None:
+    # Naming initial_state makes it today's graph: a mistake in it is refused, never read
+    # the earlier way.
+    journeys = corpus / "journeys"
+    (journeys / "broken-graph.json").write_text(json.dumps(
+        {"initial_state": "home", "states": [{"id": "home"}],
+         "transitions": [{"from": "home", "to": "nowhere", "action": "click",
+                          "qid": "greet:submit"}]}))
+    status, stderr, _ = plan_over(journeys, "broken-graph.json")
+    assert status == 2
+    assert "'nowhere' is not one of /states" in stderr
+    (journeys / "typo-graph.json").write_text(json.dumps(
+        {"schema": "agentic_evals.state_graph.v1", "states": [{"id": "home"}],
+         "transitions": []}))
+    status, stderr, _ = plan_over(journeys, "typo-graph.json")
+    assert status == 2 and "initial_state" in stderr
+
+
 def test_plan_journeys_still_refuses_raw_selectors(corpus: Path) -> None:
     journeys = corpus / "journeys"
     data = json.loads((journeys / "requirements.json").read_text())

@@ -9,6 +9,8 @@ from typing import Any
 from pytest_agentic_evals import journeys
 from pytest_agentic_evals.cli.common import EXIT_INPUT
 from pytest_agentic_evals.cli.plugins import plugin_schemas
+from pytest_agentic_evals.journeys.earlier import FORM_EARLIER
+from pytest_agentic_evals.journeys.earlier import NOTE as EARLIER_NOTE
 from pytest_agentic_evals.jsonio import flat_on_one_line, json_text, write_text_atomically
 from pytest_agentic_evals.problems import InputError
 
@@ -41,6 +43,8 @@ def plan_journeys(args: argparse.Namespace) -> int:
     except InputError as exc:
         print(exc.describe(), file=sys.stderr)
         return EXIT_INPUT
+    if inputs.network.form == FORM_EARLIER:
+        print(f"note: {inputs.graph.shown} {EARLIER_NOTE}", file=sys.stderr)
     plan = journeys.build_plan(inputs, args.output)
     fragment = (journeys.build_scaffold(inputs, plan, args.scaffold_output)
                 if args.scaffold_output else None)

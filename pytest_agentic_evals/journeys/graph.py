@@ -56,6 +56,8 @@ class Network:
     """The transition that enters each state on that shortest path (-1: initial, unreachable)."""
     url: str | None
     run_id: str | None
+    form: str = "state_graph.v1"
+    """``earlier`` when the graph was the earlier tool's free-form one (journeys/earlier.py)."""
 
 
 def build_network(inventory: Document, graph: Document) -> tuple[Network | None, list[Problem]]:

@@ -19,6 +19,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from pytest_agentic_evals.journeys.documents import Document, read_document
+from pytest_agentic_evals.journeys.earlier import FORM_EARLIER, flattened, is_earlier_graph
 from pytest_agentic_evals.journeys.graph import Network, build_network
 from pytest_agentic_evals.loading import load_fixture
 from pytest_agentic_evals.loading.fixture import FixtureError, fixture_schema
@@ -58,6 +59,8 @@ def load_inputs(
                               ("inventory", inventory_path, "discovery_inventory"),
                               ("graph", graph_path, "state_graph")):
         document, found = read_document(path, schema)
+        if key == "graph" and document is not None and is_earlier_graph(document.data):
+            found = []  # the earlier tool read any JSON here; it is bound as that tool did
         documents[key] = document
         well_formed[key] = document is not None and not found
         problems += found
@@ -70,7 +73,12 @@ def load_inputs(
     pending = ""
     if inventory is not None and graph is not None and well_formed["inventory"] \
             and well_formed["graph"]:
-        network, found = build_network(inventory, graph)
+        if is_earlier_graph(graph.data):
+            network, found = build_network(*flattened(inventory, graph))
+            if network is not None:
+                network.form = FORM_EARLIER
+        else:
+            network, found = build_network(inventory, graph)
         problems += found
     elif inventory is not None and graph is not None:
         pending = ("; the inventory and the state graph are checked against each other once "

@@ -106,6 +106,7 @@ def _inputs_section(inputs: Inputs, output: str | os.PathLike[str]) -> dict[str,
 
 def _graph_section(net: Network) -> dict[str, Any]:
     return {
+        "form": net.form,
         "initial_state": net.state_ids[net.initial],
         "states": len(net.state_ids),
         "transitions": len(net.transitions.source),
