@@ -19,8 +19,9 @@ from pytest_agentic_evals.problems import pointer_for
 
 CASE_TYPES = ("positive", "negative", "adversarial")
 SKILL_MINIMUM_TRIALS = 2
-# A fixture that does not say how many trials gets one; the contract refuses that for skills.
-DEFAULT_TRIALS = 1
+# A fixture that does not say how many trials gets three, as in the earlier tool: several
+# trials, so a fixture written for it without the key still meets the contract's minimum.
+DEFAULT_TRIALS = 3
 # The directory a fixture conventionally lives in; its parent is then the skill's directory.
 FIXTURES_DIRNAME = "fixtures"
 # How a trial is isolated: see execution/sandbox.py.

@@ -43,10 +43,7 @@ def contract_violations(fixture: Fixture, shown: str) -> list[Problem]:
 
 def _skill_violations(fixture: Fixture, shown: str) -> list[Problem]:
     problems: list[Problem] = []
-    if "trials" not in fixture.data:
-        problems.append(Problem(shown, "/trials", f"trials is not set: a skill fixture needs "
-                                f"trials >= {SKILL_MINIMUM_TRIALS} (one trial is not evidence)"))
-    elif fixture.trials < SKILL_MINIMUM_TRIALS:
+    if fixture.trials < SKILL_MINIMUM_TRIALS:
         problems.append(Problem(shown, "/trials", f"trials is {fixture.trials}: a skill fixture "
                                 f"needs trials >= {SKILL_MINIMUM_TRIALS} (one trial is not "
                                 "evidence)"))
