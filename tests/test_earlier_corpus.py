@@ -48,7 +48,7 @@ def test_every_corpus_fixture_validates() -> None:
                 *sorted((CORPUS / "greeter" / "fixtures" / "selftest").glob("*.json"))]
     result = run_cli("validate", *map(str, fixtures))
     assert result.returncode == 0, result.stderr
-    assert result.stdout.count("VALID: ") == len(fixtures) == 3
+    assert result.stdout.count("VALID: ") == len(fixtures) == 4
 
 
 def test_the_earlier_fixture_runs_ready_and_migrated_gives_the_same_verdict(
@@ -129,6 +129,73 @@ def test_a_selftest_fixture_fails_when_the_skill_above_it_breaks(corpus: Path) -
                                 "runs_the_skill.json")
     assert (status, report["readiness"]) == (1, "NOT_READY")
     assert verdicts(report)["cases"]["greets"] == "FAIL"
+
+
+def test_the_provenance_selftest_gives_the_earlier_verdicts(corpus: Path) -> None:
+    # The earlier tool's provenance vocabulary in one file: an unchanged replay (its prior
+    # hashes are its own) is eligible and proves its claim, pinned by admitted_generations; a
+    # refusal whose oracle was weakened with no flag declared observes PASS and is FAIL; an
+    # exploration candidate and a provider's pass after healing are not evidence.
+    status, report = run_report(corpus / "greeter" / "fixtures" / "selftest" /
+                                "provenance.json")
+    assert status == 1
+    assert verdicts(report) == {
+        "readiness": "USABLE_WITH_GAPS",
+        "cases": {"greets": "PASS", "refuses-empty-name": "FAIL", "greets-loudly": "PASS",
+                  "healed-by-provider": "FAIL"},
+        "claims": {"greets-by-name": "PROVEN", "refuses-empty-names": "NOT_ESTABLISHED"},
+    }
+    codes = {case["name"]: (case["observed_outcome"],
+                            case["evidence_eligibility"]["reason_codes"])
+             for case in report["cases"]}
+    assert codes == {
+        "greets": ("PASS", []),
+        "refuses-empty-name": ("PASS", ["undeclared_oracle_mutation"]),
+        "greets-loudly": ("PASS", ["exploration_candidate_not_admitted"]),
+        "healed-by-provider": ("PASS", ["external_pass_after_mutation_requires_requalification",
+                                        "regression_replay_declared_mutation_requires_test_repair"]),
+    }
+    assert report["cases"][0]["generation_id"] == "gen-2"
+
+
+def test_the_provenance_selftest_proves_nothing_with_the_other_generation_pinned(
+    corpus: Path
+) -> None:
+    fixture = corpus / "greeter" / "fixtures" / "selftest" / "provenance.json"
+    data = json.loads(fixture.read_text())
+    data["capability_claims"][0]["admitted_generations"] = [{"case": "greets",
+                                                            "generation_id": "gen-1"}]
+    fixture.write_text(json.dumps(data))
+    status, report = run_report(fixture)
+    assert status == 1
+    assert verdicts(report)["claims"]["greets-by-name"] == "NOT_ESTABLISHED"
+
+
+def test_only_category_with_the_earlier_category_map(corpus: Path) -> None:
+    fixtures = corpus / "greeter" / "fixtures"
+    status, report = run_report(fixtures / "agentic_eval.json", "--only-category",
+                                "x:greeter:greeting", "--map", str(fixtures / "category_map.json"))
+    # A focused run, as the earlier tool's: only the category's case ran, and it passed.
+    assert status == 0
+    ran = {name for name, outcome in verdicts(report)["cases"].items() if outcome != "NOT_TESTED"}
+    assert ran == {"greets"}
+    assert report["readiness"] != "READY"  # a partial run never is
+
+
+def test_only_category_that_matches_nothing_is_a_usage_error(corpus: Path) -> None:
+    fixtures = corpus / "greeter" / "fixtures"
+    result = run_cli("run", str(fixtures / "agentic_eval.json"), "--only-category", "nope",
+                     "--map", str(fixtures / "category_map.json"), cwd=fixtures)
+    assert result.returncode == 2
+    assert "no case matches category 'nope'" in result.stderr
+
+
+def test_audit_skills_accepts_the_earlier_skill(corpus: Path) -> None:
+    result = run_cli("audit-skills", str(corpus), "--json")
+    assert result.returncode == 0, result.stderr
+    [skill] = json.loads(result.stdout)["skills"]
+    assert (skill["name"], skill["posture"]) == ("greeter", "accepted_fixture")
+    assert [f["status"] for f in skill["fixtures"]] == ["accepted"]
 
 
 def test_coverage_accepts_seams_with_claim_ids(corpus: Path) -> None:
