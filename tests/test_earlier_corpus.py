@@ -317,3 +317,17 @@ def test_migrate_refuses_what_it_does_not_know(tmp_path: Path) -> None:
         result = run_cli("migrate", str(path))
         assert result.returncode == 2, path
         assert "Traceback" not in result.stderr
+
+
+def test_scaffold_commands_take_the_earlier_skill(corpus: Path) -> None:
+    # apply-scaffolds leaves a skill alone that has the earlier tool's fixture...
+    applied = run_cli("apply-scaffolds", str(corpus), "--write")
+    assert applied.returncode == 0, applied.stderr
+    assert json.loads(applied.stdout)["skipped"] == [
+        {"skill": "greeter", "reason": "has a fixture already (fixtures/agentic_eval.json)"}]
+    # ...and, once that fixture is gone, scaffold-fixture writes one that loads.
+    shutil.rmtree(corpus / "greeter" / "fixtures")
+    scaffolded = run_cli("scaffold-fixture", str(corpus / "greeter"))
+    assert scaffolded.returncode == 0, scaffolded.stderr
+    written = load_fixture(corpus / "greeter" / "fixtures" / "agentic_eval.json")
+    assert (written.data["skill"], written.eval_kind) == ("greeter", "scaffold")
