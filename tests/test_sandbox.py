@@ -635,15 +635,20 @@ def test_a_bad_setting_is_a_usage_error(pytester: pytest.Pytester) -> None:
                                  "required, off*"])
 
 
-def test_the_cli_passes_the_setting(skill: Skill, no_namespaces: str) -> None:
-    fixture = skill.fixture()
-    required = run_cli("run", str(fixture), "--sandbox", "required", cwd=skill.root)
+def test_the_cli_passes_a_required_sandbox(skill: Skill, no_namespaces: str) -> None:
+    required = run_cli("run", str(skill.fixture()), "--sandbox", "required", cwd=skill.root)
     assert required.returncode == 1, required.stderr
     assert json.loads(required.stdout)["summary"]["blocked"] == 2
     assert "sandbox: 4 of 4 trial(s) not sandboxed: the sandbox is required" in required.stderr
-    fallback = run_cli("run", str(fixture), cwd=skill.root)
+
+
+def test_the_cli_falls_back_by_default(skill: Skill, no_namespaces: str) -> None:
+    fallback = run_cli("run", str(skill.fixture()), cwd=skill.root)
     assert fallback.returncode == 0, fallback.stderr
-    bad = run_cli("run", str(fixture), "--sandbox", "sometimes", cwd=skill.root)
+
+
+def test_the_cli_refuses_an_unknown_sandbox_setting(skill: Skill) -> None:
+    bad = run_cli("run", str(skill.fixture()), "--sandbox", "sometimes", cwd=skill.root)
     assert bad.returncode == 2
     assert "argument --sandbox: 'sometimes' is not one of auto, required, off" in bad.stderr
 

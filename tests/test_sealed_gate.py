@@ -148,13 +148,20 @@ def test_the_skills_own_entrypoint_through_a_variable_is_real_world(
     assert json.loads(result.stdout)["readiness"] == "READY"
 
 
-def test_a_declared_entrypoint_counts_and_a_missing_one_is_refused(skill: Skill) -> None:
+def test_an_undeclared_program_on_path_is_not_the_skills_own(skill: Skill) -> None:
+    refused_by_cli(skill.write(with_real_world(["sort", "--version"])), skill.root,
+                   "sort is a generic program found on PATH")
+
+
+def test_a_declared_entrypoint_counts(skill: Skill) -> None:
     data = with_real_world(["sort", "--version"])
-    path = skill.write(data)
-    refused_by_cli(path, skill.root, "sort is a generic program found on PATH")
     data["entrypoints"] = ["sort"]
     result = run_cli("run", str(skill.write(data)), cwd=skill.root)
     assert result.returncode == 0, result.stderr
+
+
+def test_a_declared_entrypoint_that_is_not_installed_is_refused(skill: Skill) -> None:
+    data = with_real_world(["sort", "--version"])
     data["entrypoints"] = ["sort", "greeter-cli-not-installed"]
     refused_by_cli(skill.write(data), skill.root,
                    "/entrypoints/1: entrypoint 'greeter-cli-not-installed' is not a program "
