@@ -113,15 +113,23 @@ def fixture_data() -> dict[str, Any]:
     return copy.deepcopy(skill_fixture())
 
 
+def child_env() -> dict[str, str]:
+    """The environment of a program a test starts, as a user's shell would give it: without
+    the variables of this pytest session (PYTEST_CURRENT_TEST, xdist's, pytester's), and with
+    the pytest sessions it starts spared hypothesis's plugin, as pytester's are."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    env["PYTEST_ADDOPTS"] = INNER_ADDOPTS
+    return env
+
+
 def run_cli(
     *args: str, cwd: Path | None = None, timeout: float = 300
 ) -> subprocess.CompletedProcess[str]:
     """The real ``agentic-evals`` console script, as a user runs it."""
     executable = Path(sys.executable).parent / "agentic-evals"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     return subprocess.run(
         [str(executable), *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
-        stdin=subprocess.DEVNULL, env=env,
+        stdin=subprocess.DEVNULL, env=child_env(),
     )
 
 

@@ -40,7 +40,7 @@ from typing import Any
 
 import pytest
 
-from conftest import Skill, skill_fixture
+from conftest import Skill, child_env, skill_fixture
 
 TRIALS = 3
 
@@ -127,7 +127,7 @@ def remote_host(tmp_path: Path) -> Iterator[RemoteHost]:
     host = RemoteHost(port=0, checkout=tmp_path / "remote-host" / "checkout",
                       tmp=tmp_path / "remote-host" / "tmp", log=tmp_path / "socketserver.log")
     host.tmp.mkdir(parents=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    env = child_env()
     env["TMPDIR"] = str(host.tmp)
     with open(host.log, "wb") as log:  # a file, not a pipe: the server writes on and on
         server = subprocess.Popen(
@@ -177,7 +177,7 @@ def run(project: Path, *args: str) -> tuple[pytest.RunResult, dict[str, Any] | N
     report = project / "report.json"
     report.write_text(json.dumps(STALE))
     basetemp = project.parent / f"basetemp-{project.name}"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    env = child_env()
     started = time.monotonic()
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "--agentic-evals", f"--agentic-evals-report={report}",

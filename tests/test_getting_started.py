@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import Skill
+from conftest import Skill, child_env
 
 ROOT = Path(__file__).resolve().parent.parent
 GUIDE = ROOT / "docs" / "getting-started.md"
@@ -31,7 +31,7 @@ def test_the_getting_started_guide_works_as_written(tmp_path: Path) -> None:
     assert guide.index("pip install -e .") < guide.index("## 1. A skill")
     assert "pip install pytest-agentic-evals" not in guide  # not published: it would fail
     script = "\n".join(block for block in commands if block not in install)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    env = child_env()
     env.update(TMPDIR=str(tmp_path), COLUMNS="80")
     completed = subprocess.run(
         ["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True, env=env,
@@ -56,7 +56,7 @@ def test_the_getting_started_guide_works_as_written(tmp_path: Path) -> None:
 def on_a_terminal(*args: str, cwd: Path) -> tuple[int, str, str]:
     """``agentic-evals ARGS`` with stdout on a pseudo-terminal, as a person runs it."""
     executable = Path(sys.executable).parent / "agentic-evals"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    env = child_env()
     primary, secondary = pty.openpty()
     process = subprocess.Popen([str(executable), *args], cwd=cwd, stdout=secondary,
                                stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env,

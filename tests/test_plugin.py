@@ -23,7 +23,7 @@ from referencing import Registry, Resource
 
 from pytest_agentic_evals.schemas import schema_text
 
-from conftest import MODES, Skill, interruptible, make_skill, pid_alive, skill_fixture
+from conftest import MODES, Skill, child_env, interruptible, make_skill, pid_alive, skill_fixture
 
 RED = "\x1b[31m"
 
@@ -80,7 +80,7 @@ class Finished:
 def run_once(root: Path, mode: list[str]) -> Finished:
     """``pytest --agentic-evals`` in ``root``, as pytester's subprocess run does it."""
     (root / "pytest.ini").write_text("[pytest]\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    env = child_env()
     completed = subprocess.run(
         [sys.executable, "-m", "pytest", "--agentic-evals", "--agentic-evals-report",
          "report.json", "-p", "no:cacheprovider", "-p", "no:randomly", *mode],

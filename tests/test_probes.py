@@ -26,6 +26,8 @@ from pytest_agentic_evals.probes.runner import judge
 from pytest_agentic_evals.probes.targets import GATING, MUTANTS, locate
 from pytest_agentic_evals.schemas import schema_text
 
+from conftest import child_env
+
 DOUBLER = """#!/usr/bin/env bash
 # Doubles the number in the file $1 into the file $2.
 echo "Doubler v1 ready"
@@ -91,7 +93,7 @@ def make_skill(root: Path, data: dict[str, Any]) -> Path:
 
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     executable = Path(sys.executable).parent / "agentic-evals"
-    base = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    base = child_env()
     return subprocess.run([str(executable), *args], capture_output=True, text=True,
                           timeout=300, stdin=subprocess.DEVNULL, env={**base, **(env or {})})
 

@@ -31,7 +31,7 @@ from pytest_agentic_evals.execution.rundirs import (
     runs_root,
 )
 
-from conftest import MODES, make_skill, run_cli, skill_fixture
+from conftest import MODES, child_env, make_skill, run_cli, skill_fixture
 
 NO_HANG_SECONDS = 120.0
 
@@ -180,7 +180,7 @@ def test_32_parallel_collect_only_sessions_over_2000_stale_runs(
     stale = stale_runs(2000)
     argv = [sys.executable, "-m", "pytest", "--agentic-evals", "--collect-only", "-q",
             "-p", "no:cacheprovider"]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    env = child_env()
     sessions = [subprocess.Popen(argv, cwd=pytester.path, env=env, stdin=subprocess.DEVNULL,
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
                 for _ in range(32)]
@@ -290,7 +290,7 @@ def test_two_runs_with_different_tmpdir_take_turns_in_one_directory(
     for name in ("first", "second"):
         tmp = tmp_path / f"tmp-{name}"
         tmp.mkdir()
-        env = {**{k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")},
+        env = {**child_env(),
                "TMPDIR": str(tmp)}
         runs.append(subprocess.Popen([agentic_evals, "run", str(inplace_skill), "--case", "holds"],
                                      cwd=pytester.path, env=env, stdin=subprocess.DEVNULL,

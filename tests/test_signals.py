@@ -23,7 +23,7 @@ import pytest
 
 from pytest_agentic_evals.execution.sandbox import available_bwrap
 
-from conftest import alive_with, make_skill, marker, skill_fixture
+from conftest import alive_with, child_env, make_skill, marker, skill_fixture
 
 NO_HANG_SECONDS = 120.0
 AGENTIC_EVALS = str(Path(sys.executable).parent / "agentic-evals")
@@ -72,7 +72,7 @@ def sleeping_skill(pytester: pytest.Pytester, m: str, sandbox: str) -> Path:
 
 
 def environment() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    return child_env()
 
 
 def default_signals() -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +13,7 @@ import pytest
 from pytest_agentic_evals import skills
 from pytest_agentic_evals.loading import load_fixture
 
-from conftest import RUN_SH, run_cli, skill_fixture
+from conftest import RUN_SH, child_env, run_cli, skill_fixture
 
 HELPFUL_RUN_SH = """#!/usr/bin/env bash
 if [ "${1:-}" = "--help" ]; then echo "usage: run.sh NAME"; exit 0; fi
@@ -296,7 +295,7 @@ def test_apply_then_pytest_runs_every_scaffolded_case(tmp_path: Path) -> None:
     created = {entry["fixture"] for entry in applied["created"]}
     assert len(created) == 8
     report_path = tmp_path / "session.json"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    env = child_env()
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--agentic-evals",
          str(tmp_path), "--agentic-evals-report", str(report_path)],

@@ -4,7 +4,6 @@ the durations table, and real pytest sessions, serially and under xdist ``-n 2``
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -27,7 +26,7 @@ from pytest_agentic_evals.model import FAIL, NOT_TESTED, PASS, READY
 from pytest_agentic_evals.report import build_fixture_report
 from pytest_agentic_evals.verdicts import fixture_gate
 
-from conftest import MODES
+from conftest import MODES, child_env
 
 
 def selftest_fixture(root: Path, cases: list[dict[str, Any]], trials: int) -> Path:
@@ -45,7 +44,7 @@ def case(name: str, script: str, **extra: Any) -> dict[str, Any]:
 
 def pytest_session(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     (root / "pytest.ini").write_text("[pytest]\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    env = child_env()
     return subprocess.run(
         [sys.executable, "-m", "pytest", "--agentic-evals", "--agentic-evals-report",
          "report.json", "--agentic-evals-sandbox", "off", "-p", "no:randomly", *args],
