@@ -135,14 +135,16 @@ def test_the_provenance_selftest_gives_the_earlier_verdicts(corpus: Path) -> Non
     # The earlier tool's provenance vocabulary in one file: an unchanged replay (its prior
     # hashes are its own) is eligible and proves its claim, pinned by admitted_generations; a
     # refusal whose oracle was weakened with no flag declared observes PASS and is FAIL; an
-    # exploration candidate and a provider's pass after healing are not evidence.
+    # exploration candidate, a provider's pass after healing and an oracle edited with its flag
+    # declared are not evidence; the refusal claim's admission pin names the weakened oracle,
+    # which is still no evidence.
     status, report = run_report(corpus / "greeter" / "fixtures" / "selftest" /
                                 "provenance.json")
     assert status == 1
     assert verdicts(report) == {
         "readiness": "USABLE_WITH_GAPS",
         "cases": {"greets": "PASS", "refuses-empty-name": "FAIL", "greets-loudly": "PASS",
-                  "healed-by-provider": "FAIL"},
+                  "healed-by-provider": "FAIL", "refuses-openly-edited": "FAIL"},
         "claims": {"greets-by-name": "PROVEN", "refuses-empty-names": "NOT_ESTABLISHED"},
     }
     codes = {case["name"]: (case["observed_outcome"],
@@ -154,6 +156,8 @@ def test_the_provenance_selftest_gives_the_earlier_verdicts(corpus: Path) -> Non
         "greets-loudly": ("PASS", ["exploration_candidate_not_admitted"]),
         "healed-by-provider": ("PASS", ["external_pass_after_mutation_requires_requalification",
                                         "regression_replay_declared_mutation_requires_test_repair"]),
+        "refuses-openly-edited": ("PASS", ["protected_surface_changed",
+                                           "regression_replay_declared_mutation_requires_test_repair"]),
     }
     assert report["cases"][0]["generation_id"] == "gen-2"
 
