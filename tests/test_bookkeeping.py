@@ -29,6 +29,20 @@ def test_equal_parts_of_trials_are_kept_once_and_different_ones_apart() -> None:
     assert json.loads(json.dumps(second)) == result(2, "same")  # nothing else changed
 
 
+def test_keys_of_a_result_rebuilt_by_a_worker_are_kept_once() -> None:
+    # A result that crossed from an xdist worker has key strings of its own (as JSON
+    # decoding gives): the controller keeps one string per key, and the same content.
+    crossed = [json.loads(json.dumps(result(n, "same"))) for n in (1, 2)]
+    assert next(iter(crossed[0])) is not next(iter(crossed[1]))
+    pool: dict[bytes, Any] = {}
+    first, second = (share_parts(one, pool) for one in crossed)
+    for key_one, key_two in zip(first, second, strict=True):
+        assert key_one is key_two
+    for key_one, key_two in zip(first["workspace"], second["workspace"], strict=True):
+        assert key_one is key_two
+    assert first == result(1, "same") and second == result(2, "same")
+
+
 def test_a_written_report_is_the_text_json_text_gives(tmp_path: Path) -> None:
     report = {"schema": "x", "cases": [{"name": "a", "trials": [result(1, "é\n"),
                                                                  result(2, "")]}],

@@ -142,6 +142,47 @@ def test_a_json_document_is_redacted_value_by_value() -> None:
     assert "pat-0123456789abcdef" in document["argv"][2]  # the original is not changed
 
 
+def test_a_part_with_nothing_to_redact_is_not_copied() -> None:
+    # Reports of many trials are redacted at the end of a session: copying them would double
+    # the peak memory. Untouched parts stay the same objects; the original is never changed.
+    clean = {"stdout": {"head": "ok", "tail": ""}, "problems": [], "trial": 1}
+    document = {"clean": clean, "argv": ["curl", "-u", "me:pat-0123456789abcdef"]}
+    redacted = Redactor.of_environment(ENV).document(document)
+    assert redacted is not document and redacted["clean"] is clean
+    assert redacted["argv"] is not document["argv"]
+    assert document["argv"][2] == "me:pat-0123456789abcdef"
+    assert Redactor.of_environment(ENV).document(clean) is clean
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers()
+    | st.sampled_from(["ok", "pat-0123456789abcdef", "x token=abc123456", "sk-live-4f9a0b1c2d3e"]),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=3), inner,
+                                                                max_size=4),
+    max_leaves=20,
+)
+
+
+def _redact_by_copying(redactor: Redactor, value: object) -> object:
+    """Redaction as a full copy: what copy on write must be equal to."""
+    if isinstance(value, str):
+        return redactor.text(value)
+    if isinstance(value, dict):
+        return {key: _redact_by_copying(redactor, item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_redact_by_copying(redactor, item) for item in value]
+    return value
+
+
+@settings(max_examples=150, deadline=None)
+@given(document=st.dictionaries(st.text(max_size=3), JSON_VALUES, max_size=5))
+def test_copy_on_write_redacts_as_a_full_copy_does(document: dict[str, object]) -> None:
+    redactor = Redactor.of_environment(ENV)
+    before = json.dumps(document)
+    assert redactor.document(document) == _redact_by_copying(redactor, document)
+    assert json.dumps(document) == before  # the original is never changed
+
+
 SECRET = "sk-live-0123456789abcdefXYZ"
 
 

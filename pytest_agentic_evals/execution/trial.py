@@ -10,6 +10,7 @@ import hashlib
 import json
 import secrets
 import shutil
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -328,7 +329,15 @@ SHARED_BYTES_MAX = 8192  # larger parts are kept as they are
 def share_parts(result: TrialResult, pool: dict[bytes, Any]) -> TrialResult:
     """``result`` with each part equal to one seen before replaced by that one, so that many
     trials keep one copy of what they have in common. The parts are never changed afterwards
-    (a report is built from them and written), so sharing is safe."""
+    (a report is built from them and written), so sharing is safe.
+
+    A result that crossed from an xdist worker was rebuilt there with strings of its own for
+    every key: those are interned too, so that each key is kept once, not once per trial."""
+    if not all(key is sys.intern(key) for key in result):
+        result = {sys.intern(key): value for key, value in result.items()}
+        workspace = result.get("workspace")
+        if isinstance(workspace, dict):
+            result["workspace"] = {sys.intern(key): value for key, value in workspace.items()}
     for key in SHAREABLE:
         value = result.get(key)
         if not isinstance(value, (dict, list)):

@@ -124,7 +124,10 @@ class Controller:
             return  # every attempt counts: a later attempt never turns a trial that did not
             # pass (failed, blocked) into a pass
         if result is not None:
-            self.results[fixture_nodeid][(case, trial)] = share_parts(result, self.shared)
+            result = share_parts(result, self.shared)
+            # The report keeps the compact result too (pytest keeps every report to the end).
+            setattr(report, RESULT_ATTRIBUTE, result)
+            self.results[fixture_nodeid][(case, trial)] = result
         elif report.failed and (case, trial) not in self.results[fixture_nodeid]:
             # A crashed worker's report carries none of our data: a failed trial, not nothing.
             result = _incomplete_trial(report, trial)
