@@ -13,7 +13,7 @@ import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypedDict
 
 from pytest_agentic_evals.problems import pointer_for
 
@@ -189,6 +189,56 @@ INFRA_BLOCKED: Final = "INFRA_BLOCKED"
 """A trial whose expectations failed while an external blocker showed (``infra_blocked_when``):
 never a pass, and counted like BLOCKED, but kept apart so that it is not taken for a fault of
 the skill. A trial outcome only: its case is BLOCKED."""
+
+
+
+# ---------------------------------------------------------------------------------------------
+# A trial's result: the one shape every trial result has, whoever builds it (the runner for a
+# trial that ran or could not start, stop on fail for one it left out, the controller for one a
+# crashed worker never reported). It is what the report lists under a case's ``trials`` (see
+# docs/report.md), so it stays a JSON object: a dict, typed.
+# ---------------------------------------------------------------------------------------------
+
+
+class _TrialResultKeys(TypedDict):
+    """What every trial result says, also when its command never ran."""
+
+    trial: int
+    outcome: TrialOutcome | Literal["NOT_TESTED"]  # NOT_TESTED: left out by stop on fail
+    exit_code: int | None
+    duration_ms: int
+    timed_out: bool
+    left_behind_processes: list[dict[str, Any]]  # pid and command line of each
+    problems: list[str]
+
+
+class TrialResult(_TrialResultKeys, total=False):
+    """A trial's result. The keys below are there when the trial got as far as they need."""
+
+    infrastructure: bool  # it failed for the runner's reason, not the skill's
+    stopped: bool  # left out by stop on fail
+    stray_detection: bool  # whether left-behind processes could be looked for
+    blocked_markers_seen: list[str]
+    argv: list[str]
+    random_seed: int
+    stdout: dict[str, Any]  # the excerpt of each stream
+    stderr: dict[str, Any]
+    artifact_hashes: dict[str, str]
+    usage: dict[str, Any] | None
+    domains: dict[str, Any] | None
+    isolation: dict[str, Any]
+    workspace: dict[str, Any] | None
+    output_dir: str | None
+    execution_provenance: dict[str, Any]  # its case's block, named when the report is built
+
+
+def unrun_trial(
+    trial: int, outcome: TrialOutcome | Literal["NOT_TESTED"], problems: list[str]
+) -> TrialResult:
+    """The result of a trial whose command did not run: nothing observed, and why."""
+    return {"trial": trial, "outcome": outcome, "exit_code": None, "duration_ms": 0,
+            "timed_out": False, "left_behind_processes": [], "problems": problems}
+
 
 # Readiness of a fixture, and of a session (its worst fixture's).
 Readiness = Literal["READY", "USABLE_WITH_GAPS", "NOT_ESTABLISHED", "NOT_READY"]

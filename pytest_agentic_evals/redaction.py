@@ -26,8 +26,10 @@ import base64
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote, urlsplit
+
+Document = TypeVar("Document", bound=Mapping[str, Any])  # a report, a trial's result
 
 REDACTED = "[REDACTED]"
 # Shorter values are too likely to be ordinary words to be replaced wherever they appear.
@@ -212,9 +214,9 @@ class Redactor:
             return items
         return value
 
-    def document(self, value: dict[str, Any]) -> dict[str, Any]:
-        """``tree`` of a JSON object (a report, a trial's result), typed as one."""
-        redacted: dict[str, Any] = self.tree(value)
+    def document(self, value: Document) -> Document:
+        """``tree`` of a JSON object (a report, a trial's result), typed as it came."""
+        redacted: Document = self.tree(value)
         return redacted
 
 

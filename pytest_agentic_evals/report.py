@@ -13,7 +13,6 @@ from typing import Any
 from pytest_agentic_evals.evidence.claims import capability_readiness
 from pytest_agentic_evals.evidence.provenance import case_provenance, execution_provenance
 from pytest_agentic_evals.evidence.qualification import qualify
-from pytest_agentic_evals.execution.trial import TrialResult
 from pytest_agentic_evals.jsonio import display_path
 from pytest_agentic_evals.model import (
     BLOCKED,
@@ -27,6 +26,7 @@ from pytest_agentic_evals.model import (
     Case,
     Fixture,
     Readiness,
+    TrialResult,
 )
 from pytest_agentic_evals.problems import pointer_for
 from pytest_agentic_evals.reliability import case_reliability

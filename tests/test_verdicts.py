@@ -9,6 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_agentic_evals.execution.stops import stopped_trial
+from pytest_agentic_evals.execution.trial import infrastructure_failure
 from pytest_agentic_evals.model import (
     BLOCKED,
     FAIL,
@@ -22,6 +24,8 @@ from pytest_agentic_evals.model import (
     CaseOutcome,
     Readiness,
     TrialOutcome,
+    TrialResult,
+    unrun_trial,
 )
 from pytest_agentic_evals.schemas import schema_text
 from pytest_agentic_evals.verdicts import (
@@ -133,6 +137,23 @@ def test_the_typed_values_are_the_ones_the_report_schema_allows(
     for key in pointer:
         node = node[key]
     assert set(get_args(literal)) == set(node["enum"])
+
+
+def test_the_trial_result_type_is_the_trial_the_report_schema_describes() -> None:
+    trial = json.loads(schema_text("report"))["$defs"]["trial"]
+    assert TrialResult.__required_keys__ == set(trial["required"])
+    keys = TrialResult.__required_keys__ | TrialResult.__optional_keys__
+    assert set(trial["properties"]) <= keys
+
+
+def test_every_trial_result_that_never_ran_has_the_keys_every_result_has() -> None:
+    results = [infrastructure_failure(2, "could not copy"), stopped_trial(3, "stop on fail"),
+               unrun_trial(1, BLOCKED, ["no sandbox"])]
+    for result in results:
+        assert TrialResult.__required_keys__ <= set(result)
+        assert result["exit_code"] is None and result["duration_ms"] == 0
+    assert [r["outcome"] for r in results] == [FAIL, NOT_TESTED, BLOCKED]
+    assert results[0]["infrastructure"] and results[1]["stopped"]
 
 
 # -- the gate, over a report's plain data -------------------------------------------------------

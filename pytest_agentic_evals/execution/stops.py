@@ -13,9 +13,8 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
-from typing import Any
 
-from pytest_agentic_evals.model import NOT_TESTED, Case, Fixture
+from pytest_agentic_evals.model import NOT_TESTED, Case, Fixture, TrialResult, unrun_trial
 
 STOPS_DIR = "stopped-cases"
 
@@ -52,8 +51,8 @@ class CaseStops:
         return f"not run: {which} of this case failed (stop on fail)"
 
 
-def stopped_trial(trial: int, reason: str) -> dict[str, Any]:
+def stopped_trial(trial: int, reason: str) -> TrialResult:
     """The result of a trial that stop on fail left out: NOT_TESTED, with the reason."""
-    return {"trial": trial, "outcome": NOT_TESTED, "stopped": True, "exit_code": None,
-            "duration_ms": 0, "timed_out": False, "left_behind_processes": [],
-            "problems": [reason]}
+    result = unrun_trial(trial, NOT_TESTED, [reason])
+    result["stopped"] = True
+    return result

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from pytest_agentic_evals.execution import workspace as ws
 from pytest_agentic_evals.execution.environment import RunSettings, trial_environment
@@ -33,10 +33,18 @@ from pytest_agentic_evals.expectations.domains import FAILURE_PREFIXES
 from pytest_agentic_evals.expectations.observation import ArtifactError, Observation
 from pytest_agentic_evals.expectations.output import excerpt
 from pytest_agentic_evals.expectations.trajectory import trial_usage
-from pytest_agentic_evals.model import BLOCKED, FAIL, INFRA_BLOCKED, PASS, Case, Fixture
+from pytest_agentic_evals.model import (
+    BLOCKED,
+    FAIL,
+    INFRA_BLOCKED,
+    PASS,
+    Case,
+    Fixture,
+    TrialOutcome,
+    TrialResult,
+    unrun_trial,
+)
 from pytest_agentic_evals.redaction import Redactor
-
-TrialResult = dict[str, Any]
 
 
 class Substitute(Protocol):
@@ -176,7 +184,9 @@ def _run_in(workspace: ws.Workspace, lease: Lease | None, context: _Context) -> 
     result = _observed(launched, observation, context, argv=argv, seed=seed, timeout=timeout,
                        workspace=workspace, hidden=Redactor.of_environment(env))
     keep = result["outcome"] != PASS or settings.keep_passed_workspaces
-    result["workspace"]["kept"] = keep or workspace.mode == "inplace"
+    entry = result.get("workspace")
+    if entry is not None:
+        entry["kept"] = keep or workspace.mode == "inplace"
     if keep:
         mark_kept(settings.run_dir)  # no other run removes it: the user does
     else:
@@ -263,7 +273,7 @@ def _judge(
     observation: Observation,
     kinds: Mapping[str, ExpectationKind],
     timeout: float,
-) -> tuple[str, list[str], list[str]]:
+) -> tuple[TrialOutcome, list[str], list[str]]:
     if process.start_error:
         return FAIL, [process.start_error], []
     if process.setup_error:
@@ -333,21 +343,24 @@ def share_parts(result: TrialResult, pool: dict[bytes, Any]) -> TrialResult:
 
     A result that crossed from an xdist worker was rebuilt there with strings of its own for
     every key: those are interned too, so that each key is kept once, not once per trial."""
-    if not all(key is sys.intern(key) for key in result):
-        result = {sys.intern(key): value for key, value in result.items()}
-        workspace = result.get("workspace")
+    parts: dict[str, Any]  # the result, typed loosely to be indexed by the names above
+    if all(key is sys.intern(key) for key in result):
+        parts = cast(dict[str, Any], result)
+    else:
+        parts = {sys.intern(key): value for key, value in result.items()}
+        workspace = parts.get("workspace")
         if isinstance(workspace, dict):
-            result["workspace"] = {sys.intern(key): value for key, value in workspace.items()}
+            parts["workspace"] = {sys.intern(key): value for key, value in workspace.items()}
     for key in SHAREABLE:
-        value = result.get(key)
+        value = parts.get(key)
         if not isinstance(value, (dict, list)):
             continue
         text = json.dumps(value, sort_keys=True, default=str).encode()
         if len(text) <= SHARED_BYTES_MAX:
             # A digest, not the text, names it: a part no other trial shares costs 16 bytes.
             digest = hashlib.blake2b(key.encode() + b"\0" + text, digest_size=16).digest()
-            result[key] = pool.setdefault(digest, value)
-    return result
+            parts[key] = pool.setdefault(digest, value)
+    return cast(TrialResult, parts)
 
 
 def infrastructure_failure(
@@ -355,14 +368,7 @@ def infrastructure_failure(
 ) -> TrialResult:
     """The result of a trial that failed for a reason of the runner's, not the skill's: it
     could not be prepared or started, or (seen by the pytest layer) it did not complete."""
-    return {
-        "trial": trial,
-        "outcome": FAIL,
-        "exit_code": None,
-        "duration_ms": 0,
-        "timed_out": False,
-        "left_behind_processes": [],
-        "problems": list(problems),
-        "infrastructure": True,
-        "workspace": workspace,
-    }
+    result = unrun_trial(trial, FAIL, list(problems))
+    result["infrastructure"] = True
+    result["workspace"] = workspace
+    return result

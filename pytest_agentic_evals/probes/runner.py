@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 from pytest_agentic_evals.evidence.provenance import oracle_sha256, test_source_sha256
 from pytest_agentic_evals.execution.environment import RunSettings
-from pytest_agentic_evals.execution.trial import TrialResult, run_trial
+from pytest_agentic_evals.execution.trial import run_trial
 from pytest_agentic_evals.expectations.builtin import ExpectationKind
-from pytest_agentic_evals.model import BLOCKED, INFRA_BLOCKED, PASS, Case, Fixture
+from pytest_agentic_evals.model import BLOCKED, INFRA_BLOCKED, PASS, Case, Fixture, TrialResult
 from pytest_agentic_evals.probes.mutants import Recorder, Recording, StandIn, expected_exit
 from pytest_agentic_evals.probes.targets import (
     INCONCLUSIVE,

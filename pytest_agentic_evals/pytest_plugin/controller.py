@@ -19,16 +19,12 @@ import pytest
 
 from pytest_agentic_evals.durations import cached_rows, report_durations
 from pytest_agentic_evals.execution.environment import runner_environment
-from pytest_agentic_evals.execution.trial import (
-    TrialResult,
-    infrastructure_failure,
-    share_parts,
-)
+from pytest_agentic_evals.execution.trial import infrastructure_failure, share_parts
 from pytest_agentic_evals.expectations.builtin import extra_schemas
 from pytest_agentic_evals.jsonio import write_json_atomically, write_text_atomically
 from pytest_agentic_evals.loading import load_fixture
 from pytest_agentic_evals.loading.fixture import FixtureError
-from pytest_agentic_evals.model import PASS, Fixture
+from pytest_agentic_evals.model import PASS, Fixture, TrialResult
 from pytest_agentic_evals.pytest_plugin.kinds import PluginError, gather_kinds
 from pytest_agentic_evals.pytest_plugin.nodes import parse_trial_nodeid, rejected_file
 from pytest_agentic_evals.pytest_plugin.regressions import RegressionResults

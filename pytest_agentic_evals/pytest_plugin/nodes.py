@@ -32,11 +32,11 @@ from _pytest._code.code import (
 from pytest_agentic_evals.evidence.qualification import qualify
 from pytest_agentic_evals.execution.environment import RunSettings
 from pytest_agentic_evals.execution.stops import CaseStops, stopped_trial
-from pytest_agentic_evals.execution.trial import TrialResult, run_trial
+from pytest_agentic_evals.execution.trial import run_trial
 from pytest_agentic_evals.expectations.builtin import ExpectationKind, extra_schemas
 from pytest_agentic_evals.loading import load_fixture
 from pytest_agentic_evals.loading.fixture import FixtureError
-from pytest_agentic_evals.model import BLOCKED, FAIL, INFRA_BLOCKED, Case, Fixture
+from pytest_agentic_evals.model import BLOCKED, FAIL, INFRA_BLOCKED, Case, Fixture, TrialResult
 from pytest_agentic_evals.redaction import escape_controls
 
 EXCERPT_LINES = 20  # of each stream, in a failure's text
@@ -166,8 +166,8 @@ class TrialFailure:
     @classmethod
     def of(cls, case: Case, trial: int, trials: int, result: TrialResult) -> TrialFailure:
         excerpts = []
-        for stream in ("stdout", "stderr"):
-            captured = result.get(stream)
+        for stream, captured in (("stdout", result.get("stdout")),
+                                 ("stderr", result.get("stderr"))):
             if captured and captured["bytes"]:
                 gap = "\n[...]\n" if captured["truncated"] else ""
                 excerpts.append((stream, captured["bytes"],
