@@ -5,9 +5,10 @@ from __future__ import annotations
 import difflib
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema.exceptions import ValidationError
+if TYPE_CHECKING:  # jsonschema is imported where a document is found faulty, not on start-up
+    from jsonschema.exceptions import ValidationError
 
 from pytest_agentic_evals.jsonvalues import ARTICLES, described_type
 

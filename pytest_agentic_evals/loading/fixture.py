@@ -15,10 +15,7 @@ import re
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
-from typing import Any
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from pytest_agentic_evals.expectations.budget import limit_problems
 from pytest_agentic_evals.expectations.domains import RULE_KEYS, merge_case_rules
@@ -36,6 +33,10 @@ from pytest_agentic_evals.problems import (
 from pytest_agentic_evals.schemas import schema_text
 from pytest_agentic_evals.schemas.compiled import Check, compile_check
 from pytest_agentic_evals.shell import declared_entrypoint_problem
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
 
 
 class FixtureError(InputError):
@@ -79,6 +80,10 @@ def _inline_refs(node: Any, definitions: Mapping[str, Any]) -> Any:
 
 
 def _compile(schema: dict[str, Any]) -> Draft202012Validator:
+    # jsonschema (about 0.1 s to import) is loaded only to explain a faulty fixture: a valid
+    # one is cleared by the compiled check, in every worker of a run.
+    from jsonschema import Draft202012Validator
+
     return Draft202012Validator(_inline_refs(schema, schema["$defs"]))
 
 

@@ -20,10 +20,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from functools import cache
 from pathlib import Path
-from typing import Any
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from pytest_agentic_evals.execution.workspace import SKIPPED_NAMES
 from pytest_agentic_evals.jsonio import display_path, read_json, write_json_atomically
@@ -40,6 +37,10 @@ from pytest_agentic_evals.problems import (
 )
 from pytest_agentic_evals.regressions import earlier
 from pytest_agentic_evals.schemas import schema_text
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
 
 REGISTRY_SCHEMA = "agentic_evals.regressions.v1"
 REGISTRY_FILENAME = "regressions.json"
@@ -208,6 +209,8 @@ def registry_schema() -> dict[str, Any]:
 
 @cache
 def _validator() -> Draft202012Validator:
+    from jsonschema import Draft202012Validator  # loaded when a registry is read, not before
+
     return Draft202012Validator(registry_schema())
 
 
