@@ -191,7 +191,6 @@ never a pass, and counted like BLOCKED, but kept apart so that it is not taken f
 the skill. A trial outcome only: its case is BLOCKED."""
 
 
-
 # ---------------------------------------------------------------------------------------------
 # A trial's result: the one shape every trial result has, whoever builds it (the runner for a
 # trial that ran or could not start, stop on fail for one it left out, the controller for one a
