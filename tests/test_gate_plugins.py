@@ -143,6 +143,26 @@ def test_a_report_hook_that_rewrites_a_verdict_is_refused(
     assert verdicts(report)["cases"]["broken"][0] == "FAIL"
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_a_report_hook_that_rewrites_a_trial_in_place_is_refused(
+    pytester: pytest.Pytester, mode: list[str]
+) -> None:
+    # The report's trials are the very results the controller keeps (nothing is copied when
+    # there is no secret to redact): a change made to them in place is undone all the same.
+    make_skill(pytester, with_broken_case())
+    (pytester.path / "conftest.py").write_text(
+        "def pytest_agentic_evals_modify_report(report, config):\n"
+        "    for trial in report['cases'][-1]['trials']:\n"
+        "        trial['outcome'] = 'PASS'\n"
+        "        trial['problems'].clear()\n"
+    )
+    result = run_pytest(pytester, mode)
+    assert result.ret == 2, result.stdout.str()
+    result.stdout.fnmatch_lines(["*changed /cases/2/trials/0/outcome*"])
+    trials = read_report(pytester)["cases"][-1]["trials"]
+    assert trials and all(t["outcome"] == "FAIL" and t["problems"] for t in trials)
+
+
 def test_rewritten_names_changes_and_removals_never_additions() -> None:
     before = {"readiness": "NOT_READY", "n": 1, "ok": False,
               "cases": [{"name": "a", "outcome": "FAIL"}, {"name": "b", "outcome": "PASS"}]}
