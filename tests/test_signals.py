@@ -136,6 +136,103 @@ def test_a_terminated_session_tears_its_trials_down_and_reports_interrupted(
     assert not any("crashed" in p for p in problems), problems
 
 
+# A worker's conftest signals the whole process group while that worker is still starting:
+# before the plugin handles the signal there. Only the first worker to start sends it.
+SIGNAL_WHILE_STARTING = textwrap.dedent("""
+    import os, signal
+
+    def pytest_configure(config):
+        if not hasattr(config, "workerinput"):
+            return
+        try:
+            os.close(os.open("signalled", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            return
+        os.killpg(0, signal.SIG{name})
+""")
+
+
+@pytest.mark.parametrize("name", ["TERM", "HUP"])
+def test_a_signal_while_the_workers_start_ends_the_session_before_any_trial(
+    pytester: pytest.Pytester, name: str
+) -> None:
+    """xdist replaces a worker that died, and a replacement would run every trial: a worker
+    still starting takes the signal when it can handle it, and the controller starts no
+    replacement. The session ends interrupted, at once, and runs no trial."""
+    m = marker()
+    sleeping_skill(pytester, m, "auto" if SANDBOX else "off")
+    pytester.makeconftest(SIGNAL_WHILE_STARTING.format(name=name))
+    report = pytester.path / "report.json"
+    session = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "--agentic-evals", "--agentic-evals-report",
+         str(report), "-p", "no:cacheprovider", "-n", "2"],
+        cwd=pytester.path, env=environment(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=default_signals)
+    try:
+        output = session.communicate(timeout=NO_HANG_SECONDS)[0].decode()
+    finally:
+        if session.poll() is None:
+            os.killpg(session.pid, signal.SIGKILL)
+        for pid in alive_with(f"sleep {m}"):
+            os.kill(pid, signal.SIGKILL)
+    assert (pytester.path / "signalled").exists()
+    assert session.returncode == pytest.ExitCode.INTERRUPTED, output
+    assert "INTERNALERROR" not in output
+    assert sleeping(m) == []
+    data = json.loads(report.read_text())
+    interrupted(data)
+    ran = [t for case in data["cases"] for t in case["trials"] if t["outcome"] == "PASS"]
+    assert ran == [], output
+
+
+# A plugin (or a finalizer) swallows the KeyboardInterrupt the signal raised in one worker:
+# after that worker's first trial, it signals the group and catches what the signal raises.
+SWALLOWED = textwrap.dedent("""
+    import os, signal, time
+
+    def pytest_runtest_logfinish(nodeid):
+        if not os.environ.get("PYTEST_XDIST_WORKER"):
+            return
+        try:
+            os.close(os.open("signalled", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            return
+        try:
+            os.killpg(0, signal.SIGHUP)
+            time.sleep(30)
+        except KeyboardInterrupt:
+            pass
+""")
+
+
+def test_a_worker_that_lost_its_interruption_starts_no_other_trial(
+    pytester: pytest.Pytester
+) -> None:
+    """The signal is recorded before it is raised: a worker whose KeyboardInterrupt was lost
+    starts no other trial (and xdist never sees a worker end as if done while it held one)."""
+    make_skill(pytester, skill_fixture(trials=20))
+    pytester.makeconftest(SWALLOWED)
+    report = pytester.path / "report.json"
+    session = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "--agentic-evals", "--agentic-evals-report",
+         str(report), "-p", "no:cacheprovider", "-p", "no:randomly", "-n", "2"],
+        cwd=pytester.path, env=environment(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=default_signals)
+    try:
+        output = session.communicate(timeout=NO_HANG_SECONDS)[0].decode()
+    finally:
+        if session.poll() is None:
+            os.killpg(session.pid, signal.SIGKILL)
+    assert (pytester.path / "signalled").exists()
+    assert session.returncode == pytest.ExitCode.INTERRUPTED, output
+    assert "INTERNALERROR" not in output
+    data = json.loads(report.read_text())
+    interrupted(data)
+    # 40 trials: each worker ends with the trial it was running when the signal came.
+    ran = [t for case in data["cases"] for t in case["trials"] if t["outcome"] == "PASS"]
+    assert 1 <= len(ran) <= 4, output
+
+
 # -- agentic-evals run -----------------------------------------------------------------------
 
 CLI_CASES = [

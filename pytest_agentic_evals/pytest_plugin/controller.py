@@ -30,7 +30,7 @@ from pytest_agentic_evals.pytest_plugin.nodes import parse_trial_nodeid, rejecte
 from pytest_agentic_evals.pytest_plugin.regressions import RegressionResults
 from pytest_agentic_evals.pytest_plugin.scheduling import LongestFirstScheduling
 from pytest_agentic_evals.pytest_plugin.settings import Settings
-from pytest_agentic_evals.pytest_plugin.termination import Termination
+from pytest_agentic_evals.pytest_plugin.termination import Termination, signals_blocked
 from pytest_agentic_evals.pytest_plugin.worker import (
     CATALOG_KEY,
     DURATIONS_CACHE_KEY,
@@ -406,6 +406,13 @@ class XdistHooks:
 
     def __init__(self, controller: Controller) -> None:
         self.controller = controller
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> Iterator[None]:
+        # xdist starts the workers here: they inherit the signals blocked, and unblock them
+        # once they handle them (termination.py).
+        with signals_blocked():
+            return (yield)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:

@@ -15,6 +15,7 @@ registered wherever fixtures are loaded.
 
 from __future__ import annotations
 
+import signal
 import uuid
 
 import pytest
@@ -77,8 +78,10 @@ def _register_worker(config: pytest.Config, settings: Settings) -> None:
     """An xdist worker: it joins the run its controller named (on a host of its own, it makes
     the directory there)."""
     run_id = config.workerinput[RUN_ID_KEY]  # type: ignore[attr-defined]
-    Termination().install(config.add_cleanup)
-    _add_worker(config, settings, RunDir(run_id, prune=False), publish_to_controller(config))
+    termination = Termination()
+    termination.install(config.add_cleanup, unblock=True)  # the controller started it blocked
+    _add_worker(config, settings, RunDir(run_id, prune=False), publish_to_controller(config),
+                termination)
 
 
 def _register_controller(config: pytest.Config, settings: Settings) -> None:
@@ -86,7 +89,8 @@ def _register_controller(config: pytest.Config, settings: Settings) -> None:
     and runs nothing; the workers make the run's directory."""
     load_durations(config, settings)  # a bad report is refused before any worker starts
     controller = _add_controller(config, settings, uuid.uuid4().hex[:12])
-    controller.termination = Termination(forward_to_children=True)
+    controller.termination = Termination(
+        forward_to_children=True, on_signal=lambda signum: stop_scheduling(config, signum))
     controller.termination.install(config.add_cleanup)
     config.pluginmanager.register(XdistHooks(controller), XDIST_PLUGIN)
     config.pluginmanager.register(Pruning(), PRUNING_PLUGIN)
@@ -100,7 +104,15 @@ def _register_serial_run(config: pytest.Config, settings: Settings) -> None:
     controller = _add_controller(config, settings, run.run_id)
     controller.termination = Termination()
     controller.termination.install(config.add_cleanup)
-    _add_worker(config, settings, run, controller.fold_catalog)
+    _add_worker(config, settings, run, controller.fold_catalog, controller.termination)
+
+
+def stop_scheduling(config: pytest.Config, signum: int) -> None:
+    """xdist hands out no more trials and starts no worker in place of one that died: a worker
+    the signal killed while it started would otherwise be replaced by one that runs the rest."""
+    dsession = config.pluginmanager.getplugin("dsession")
+    if dsession is not None and not getattr(dsession, "shouldstop", False):
+        dsession.shouldstop = f"interrupted ({signal.Signals(signum).name})"
 
 
 class Pruning:
@@ -122,8 +134,9 @@ def _add_controller(config: pytest.Config, settings: Settings, run_id: str) -> C
     return controller
 
 
-def _add_worker(config: pytest.Config, settings: Settings, run: RunDir, publish: Publish) -> None:
-    worker = Worker(config, settings, run, publish)
+def _add_worker(config: pytest.Config, settings: Settings, run: RunDir, publish: Publish,
+                termination: Termination) -> None:
+    worker = Worker(config, settings, run, publish, termination)
     config.add_cleanup(run.close)  # the run is over here: its directory goes unless it kept any
     config.pluginmanager.register(worker, WORKER_PLUGIN)
     if collected_here():

@@ -14,16 +14,26 @@ is written and marked ``interrupted`` (never READY) and the exit status is pytes
   report covers every fixture. A second signal interrupts the controller at once.
 * Later signals never cut the teardown short: a process group signalled as a whole, and then
   again by ``agentic-evals run`` forwarding the same signal, is interrupted once.
+* The interruption does not depend on the one KeyboardInterrupt landing: the signal is
+  recorded first, and a process that has received one starts no trial (an exception raised
+  inside a finalizer is lost; a worker that was not interrupted would end its session as if
+  nothing had happened, and xdist would take the item it held for a crash). The controller
+  also stops xdist's scheduling, so that a worker the signal killed before it could handle
+  it is not replaced by one that runs the remaining trials.
+* Workers start with these signals blocked (the controller blocks them while it starts
+  them): a signal sent while a worker is still importing is taken when its handlers are in
+  place, rather than killing it.
 
 A signal the user ignores (``nohup`` makes SIGHUP ignored) stays ignored.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
 
@@ -31,38 +41,79 @@ TERMINATING = (signal.SIGTERM, signal.SIGHUP)
 
 
 class Termination:
-    """The handlers of one session; :attr:`received` is the first signal, or None."""
+    """The handlers of one session; :attr:`received` is the first signal, or None.
 
-    def __init__(self, forward_to_children: bool = False) -> None:
+    ``on_signal`` is called with the first signal before anything is raised: what the role
+    must do whether or not the KeyboardInterrupt reaches pytest.
+    """
+
+    def __init__(self, forward_to_children: bool = False,
+                 on_signal: Callable[[int], None] | None = None) -> None:
         self.forward_to_children = forward_to_children
+        self.on_signal = on_signal
         self.received: int | None = None
         self.count = 0
         self.previous: dict[int, Any] = {}
 
-    def install(self, add_cleanup: Callable[[Callable[[], None]], None]) -> None:
-        """Handle the signals in this process (only the main thread can), until cleanup."""
+    def install(self, add_cleanup: Callable[[Callable[[], None]], None],
+                unblock: bool = False) -> None:
+        """Handle the signals in this process (only the main thread can), until cleanup.
+
+        ``unblock``: an xdist worker, started with the signals blocked; one that arrived
+        before now is taken as received (the session then runs no trial), and they are
+        unblocked.
+        """
         if threading.current_thread() is not threading.main_thread():
             return
         for sig in TERMINATING:
             if signal.getsignal(sig) != signal.SIG_IGN:
                 self.previous[sig] = signal.signal(sig, self.handle)
         add_cleanup(self.restore)
+        if not unblock:
+            return
+        for sig in sorted(signal.sigpending() & set(self.previous)):
+            if signal.sigtimedwait([sig], 0) is not None:
+                self.count += 1
+                self.note(sig)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, TERMINATING)
 
     def restore(self) -> None:
         for sig, handler in self.previous.items():
             signal.signal(sig, handler)
         self.previous = {}
 
-    def handle(self, signum: int, frame: FrameType | None) -> None:
-        self.count += 1
-        if self.count == 1:
+    def note(self, signum: int) -> None:
+        if self.received is None:
             self.received = signum
+            if self.on_signal is not None:
+                self.on_signal(signum)
+
+    def handle(self, signum: int, frame: FrameType | None) -> None:
+        # Read once: a signal handled while this one runs increments it too.
+        count = self.count = self.count + 1
+        if count == 1:
+            self.note(signum)
             if self.forward_to_children and signal_children(signum):
                 return  # the workers stop and report; xdist then ends the session
             raise KeyboardInterrupt(signal.Signals(signum).name)
-        if self.count == 2 and self.forward_to_children:
+        if count == 2 and self.forward_to_children:
             raise KeyboardInterrupt(signal.Signals(signum).name)
         # Otherwise the teardown is under way: nothing may cut it short.
+
+    def interrupt_if_received(self) -> None:
+        """Raise the interruption again where it is safe to: before a trial starts."""
+        if self.received is not None:
+            raise KeyboardInterrupt(signal.Signals(self.received).name)
+
+
+@contextlib.contextmanager
+def signals_blocked() -> Iterator[None]:
+    """The terminating signals held back in this thread, and in the processes it starts."""
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, TERMINATING)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def signal_children(signum: int) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import signal
 from collections.abc import Callable, Generator, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ from pytest_agentic_evals.model import Fixture
 from pytest_agentic_evals.pytest_plugin.kinds import PluginError, gather_kinds
 from pytest_agentic_evals.pytest_plugin.nodes import FixtureFile, RejectedFile, TrialItem
 from pytest_agentic_evals.pytest_plugin.settings import Settings
+from pytest_agentic_evals.pytest_plugin.termination import Termination
 from pytest_agentic_evals.regressions.registry import is_registry
 
 CATALOG_KEY = "agentic_evals_catalog"  # in workeroutput: what the worker collected
@@ -96,8 +98,12 @@ class Worker:
 
     def __init__(
         self, config: pytest.Config, settings: Settings, run: RunDir, publish: Publish,
+        termination: Termination,
     ) -> None:
         self.config = config
+        self.termination = termination
+        termination.on_signal = self.signalled
+        self.session: pytest.Session | None = None
         self.settings = settings
         self.publish = publish
         self.run = run
@@ -221,6 +227,17 @@ class Worker:
                       "hidden": sorted(self.hidden)},
                      self.fixtures)
 
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.session = session
+        if self.termination.received is not None:  # before the session began (an xdist worker)
+            self.signalled(self.termination.received)
+
+    def signalled(self, signum: int) -> None:
+        """SIGTERM or SIGHUP: this session runs no more trials, however the KeyboardInterrupt
+        fares (an xdist worker then says it stopped, rather than ending as if done)."""
+        if self.session is not None and not self.session.shouldstop:
+            self.session.shouldstop = f"interrupted ({signal.Signals(signum).name})"
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> None:
         # The run's directory is made when trials are about to run, not before: --help and
@@ -242,6 +259,7 @@ class Worker:
         Wrappers (pytest-timeout's) still wrap it."""
         if not isinstance(item, TrialItem):
             return None
+        self.termination.interrupt_if_received()
         item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
         runtestprotocol(item, nextitem=nextitem)
         item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
