@@ -431,6 +431,23 @@ class XdistHooks:
         catalog = getattr(node, "workeroutput", {}).get(CATALOG_KEY)
         if catalog:
             self.controller.fold_catalog(catalog)
+        self.stop_scheduling()
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodeready(self, node: Any) -> None:
+        self.stop_scheduling()
+
+    def stop_scheduling(self) -> None:
+        """After SIGTERM or SIGHUP, xdist hands out no more trials, and a worker it starts in
+        place of one that died is shut down once ready: a worker the signal killed while it
+        started would otherwise be replaced by one that runs the rest. Called at the signal and
+        again from xdist's loop (xdist clears its flag when the loop starts)."""
+        termination = self.controller.termination
+        if termination is None or termination.received is None:
+            return
+        dsession = self.controller.config.pluginmanager.getplugin("dsession")
+        if dsession is not None and not getattr(dsession, "shouldstop", False):
+            dsession.shouldstop = f"interrupted ({signal.Signals(termination.received).name})"
 
 
 def _stepwise_stop(session: pytest.Session) -> bool:

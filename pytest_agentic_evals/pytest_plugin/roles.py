@@ -15,7 +15,6 @@ registered wherever fixtures are loaded.
 
 from __future__ import annotations
 
-import signal
 import uuid
 
 import pytest
@@ -89,10 +88,11 @@ def _register_controller(config: pytest.Config, settings: Settings) -> None:
     and runs nothing; the workers make the run's directory."""
     load_durations(config, settings)  # a bad report is refused before any worker starts
     controller = _add_controller(config, settings, uuid.uuid4().hex[:12])
+    xdist = XdistHooks(controller)
     controller.termination = Termination(
-        forward_to_children=True, on_signal=lambda signum: stop_scheduling(config, signum))
+        forward_to_children=True, on_signal=lambda signum: xdist.stop_scheduling())
     controller.termination.install(config.add_cleanup)
-    config.pluginmanager.register(XdistHooks(controller), XDIST_PLUGIN)
+    config.pluginmanager.register(xdist, XDIST_PLUGIN)
     config.pluginmanager.register(Pruning(), PRUNING_PLUGIN)
     # After the workers are gone: the run's directory goes unless it kept something.
     run_dir = RunDir(controller.run_id).path
@@ -105,14 +105,6 @@ def _register_serial_run(config: pytest.Config, settings: Settings) -> None:
     controller.termination = Termination()
     controller.termination.install(config.add_cleanup)
     _add_worker(config, settings, run, controller.fold_catalog, controller.termination)
-
-
-def stop_scheduling(config: pytest.Config, signum: int) -> None:
-    """xdist hands out no more trials and starts no worker in place of one that died: a worker
-    the signal killed while it started would otherwise be replaced by one that runs the rest."""
-    dsession = config.pluginmanager.getplugin("dsession")
-    if dsession is not None and not getattr(dsession, "shouldstop", False):
-        dsession.shouldstop = f"interrupted ({signal.Signals(signum).name})"
 
 
 class Pruning:
