@@ -136,6 +136,29 @@ def test_a_terminated_session_tears_its_trials_down_and_reports_interrupted(
     assert not any("crashed" in p for p in problems), problems
 
 
+def signalled_from_inside(pytester: pytest.Pytester, conftest: str) -> tuple[dict[str, Any], str]:
+    """Run an xdist session whose conftest sends the signal itself; its report and output,
+    once it ended on its own (or failed to, within NO_HANG_SECONDS)."""
+    pytester.makeconftest(conftest)
+    report = pytester.path / "report.json"
+    session = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "--agentic-evals", "--agentic-evals-report",
+         str(report), "-p", "no:cacheprovider", "-p", "no:randomly", "-n", "2"],
+        cwd=pytester.path, env=environment(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=default_signals)
+    try:
+        output = session.communicate(timeout=NO_HANG_SECONDS)[0].decode()
+    finally:
+        if session.poll() is None:
+            os.killpg(session.pid, signal.SIGKILL)
+    assert (pytester.path / "signalled").exists()
+    assert session.returncode == pytest.ExitCode.INTERRUPTED, output
+    assert "INTERNALERROR" not in output
+    data = json.loads(report.read_text())
+    interrupted(data)
+    return data, output
+
+
 # A worker's conftest signals the whole process group while that worker is still starting:
 # before the plugin handles the signal there. Only the first worker to start sends it.
 SIGNAL_WHILE_STARTING = textwrap.dedent("""
@@ -161,26 +184,12 @@ def test_a_signal_while_the_workers_start_ends_the_session_before_any_trial(
     replacement. The session ends interrupted, at once, and runs no trial."""
     m = marker()
     sleeping_skill(pytester, m, "auto" if SANDBOX else "off")
-    pytester.makeconftest(SIGNAL_WHILE_STARTING.format(name=name))
-    report = pytester.path / "report.json"
-    session = subprocess.Popen(
-        [sys.executable, "-m", "pytest", "--agentic-evals", "--agentic-evals-report",
-         str(report), "-p", "no:cacheprovider", "-n", "2"],
-        cwd=pytester.path, env=environment(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=default_signals)
     try:
-        output = session.communicate(timeout=NO_HANG_SECONDS)[0].decode()
+        data, output = signalled_from_inside(pytester, SIGNAL_WHILE_STARTING.format(name=name))
     finally:
-        if session.poll() is None:
-            os.killpg(session.pid, signal.SIGKILL)
         for pid in alive_with(f"sleep {m}"):
             os.kill(pid, signal.SIGKILL)
-    assert (pytester.path / "signalled").exists()
-    assert session.returncode == pytest.ExitCode.INTERRUPTED, output
-    assert "INTERNALERROR" not in output
     assert sleeping(m) == []
-    data = json.loads(report.read_text())
-    interrupted(data)
     ran = [t for case in data["cases"] for t in case["trials"] if t["outcome"] == "PASS"]
     assert ran == [], output
 
@@ -211,23 +220,7 @@ def test_a_worker_that_lost_its_interruption_starts_no_other_trial(
     """The signal is recorded before it is raised: a worker whose KeyboardInterrupt was lost
     starts no other trial (and xdist never sees a worker end as if done while it held one)."""
     make_skill(pytester, skill_fixture(trials=20))
-    pytester.makeconftest(SWALLOWED)
-    report = pytester.path / "report.json"
-    session = subprocess.Popen(
-        [sys.executable, "-m", "pytest", "--agentic-evals", "--agentic-evals-report",
-         str(report), "-p", "no:cacheprovider", "-p", "no:randomly", "-n", "2"],
-        cwd=pytester.path, env=environment(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=default_signals)
-    try:
-        output = session.communicate(timeout=NO_HANG_SECONDS)[0].decode()
-    finally:
-        if session.poll() is None:
-            os.killpg(session.pid, signal.SIGKILL)
-    assert (pytester.path / "signalled").exists()
-    assert session.returncode == pytest.ExitCode.INTERRUPTED, output
-    assert "INTERNALERROR" not in output
-    data = json.loads(report.read_text())
-    interrupted(data)
+    data, output = signalled_from_inside(pytester, SWALLOWED)
     # 40 trials: each worker ends with the trial it was running when the signal came.
     ran = [t for case in data["cases"] for t in case["trials"] if t["outcome"] == "PASS"]
     assert 1 <= len(ran) <= 4, output
