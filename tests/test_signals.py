@@ -343,3 +343,17 @@ def test_a_session_killed_outright_takes_its_sandboxed_trials_with_it(
     finally:
         for pid in alive_with(f"sleep {m}"):
             os.kill(pid, signal.SIGKILL)
+
+
+def test_trials_under_xdist_start_with_no_signal_blocked(pytester: pytest.Pytester) -> None:
+    """Workers start with SIGTERM and SIGHUP blocked and unblock them: a trial that inherited
+    them blocked would ignore its timeout's SIGTERM."""
+    data = skill_fixture()
+    data["cases"].append({
+        "name": "signal-mask", "type": "positive",
+        "command": ["grep", "^SigBlk:", "/proc/self/status"],
+        "expected": {"exit_code": 0, "stdout_contains": ["SigBlk:\t0000000000000000"]}})
+    make_skill(pytester, data)
+    result = pytester.runpytest_subprocess("--agentic-evals", "-p", "no:cacheprovider",
+                                           "-n", "2")
+    result.assert_outcomes(passed=6)

@@ -63,19 +63,20 @@ class Termination:
         before now is taken as received (the session then runs no trial), and they are
         unblocked.
         """
-        if threading.current_thread() is not threading.main_thread():
-            return
-        for sig in TERMINATING:
-            if signal.getsignal(sig) != signal.SIG_IGN:
-                self.previous[sig] = signal.signal(sig, self.handle)
-        add_cleanup(self.restore)
-        if not unblock:
-            return
-        for sig in sorted(signal.sigpending() & set(self.previous)):
-            if signal.sigtimedwait([sig], 0) is not None:
-                self.count += 1
-                self.note(sig)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, TERMINATING)
+        if threading.current_thread() is threading.main_thread():
+            for sig in TERMINATING:
+                if signal.getsignal(sig) != signal.SIG_IGN:
+                    self.previous[sig] = signal.signal(sig, self.handle)
+            add_cleanup(self.restore)
+            if unblock:
+                for sig in sorted(signal.sigpending() & set(self.previous)):
+                    if signal.sigtimedwait([sig], 0) is not None:
+                        self.count += 1
+                        self.note(sig)
+        if unblock:
+            # In any thread: the trials this one starts must not inherit the signals blocked
+            # (a trial that ignores its timeout's SIGTERM would only end with SIGKILL).
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, TERMINATING)
 
     def restore(self) -> None:
         for sig, handler in self.previous.items():
