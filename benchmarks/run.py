@@ -385,7 +385,8 @@ from pathlib import Path
 from pytest_agentic_evals.execution.confined import run_confined
 from pytest_agentic_evals.execution.netns import listen_inside
 from pytest_agentic_evals.execution.process import run_process
-from pytest_agentic_evals.execution.sandbox import PROXY_PORT, MountPlan, available_bwrap
+from pytest_agentic_evals.execution.sandbox import (
+    PROXY_PORT, MountPlan, available_bwrap, runner_installation)
 from pytest_agentic_evals.expectations.domains import DomainPolicy
 from pytest_agentic_evals.expectations.proxy import DomainProxy
 
@@ -409,7 +410,8 @@ if bwrap.problem:
 plan = MountPlan(workspace=base / "workspace", scratch=base / "scratch",
                  cwd=base / "workspace", network="none")
 proxy_plan = MountPlan(workspace=base / "workspace", scratch=base / "scratch",
-                       cwd=base / "workspace", network="proxy", readable=(base / "proxy",))
+                       cwd=base / "workspace", network="proxy",
+                       readable=(base / "proxy", *runner_installation()))  # the relay's python
 env = dict(os.environ)
 times = {"proxy": [], "relayed": [], "confined": [], "plain": []}
 for _ in range(count):

@@ -213,6 +213,83 @@ def test_the_runner_dying_kills_its_trials(tmp_path: Path, cleanup: list[str]) -
         time.sleep(0.02)
 
 
+# The runner of the next tests: run_confined in a process of its own, as a worker runs it.
+RUNNER = """
+import os, pathlib, signal, subprocess, sys
+from pytest_agentic_evals.execution.confined import run_confined
+from pytest_agentic_evals.execution.sandbox import MountPlan, runner_installation
+from pytest_agentic_evals.pytest_plugin.termination import Termination
+base, bwrap, command, signalled = pathlib.Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+for name in ("workspace", "scratch"):
+    (base / name).mkdir()
+plan = MountPlan(workspace=base / "workspace", scratch=base / "scratch", cwd=base / "workspace",
+                 network="host", readable=runner_installation())
+Termination().install(lambda cleanup: None)  # as the plugin does: SIGTERM, SIGHUP and SIGINT
+if signalled != "none":
+    original = subprocess.Popen._execute_child
+    def signalled_after_the_fork(self, *args, **kwargs):
+        original(self, *args, **kwargs)  # bwrap runs: the signal lands before Popen returns
+        signal.raise_signal(getattr(signal, signalled))
+    subprocess.Popen._execute_child = signalled_after_the_fork
+try:
+    run_confined(["sh", "-c", command], cwd=base / "workspace", env=dict(os.environ),
+                 timeout=600, output_dir=base / "output", plan=plan, bwrap=bwrap)
+except KeyboardInterrupt:
+    print("interrupted")
+me, children = str(os.getpid()), []
+for name in os.listdir("/proc"):
+    if name.isdigit():
+        command, _, rest = pathlib.Path(f"/proc/{name}/stat").read_text().rpartition(")")
+        if rest.split()[1] == me:  # zombies included: their name is still bwrap's
+            children.append(command.partition("(")[2])
+print("children:", sorted({c for c in children if not c.startswith("python")}))  # not the watchdog
+"""
+
+
+@pytest.mark.parametrize("signalled", ["SIGINT", "SIGTERM", "SIGHUP"])
+def test_a_signal_while_the_sandbox_starts_leaves_nothing_behind(
+    tmp_path: Path, cleanup: list[str], signalled: str
+) -> None:
+    """Landing inside Popen after the fork, the interruption would lose bwrap's pid: nothing
+    could end or reap it (and a runner exiting meanwhile left bwrap half made, waiting
+    forever). It waits until the sandbox is known, which is then torn down."""
+    m = marker()
+    cleanup.append(m)
+    done = subprocess.run(
+        [sys.executable, "-c", RUNNER, str(tmp_path), str(BWRAP.path), f"sleep {m}", signalled],
+        capture_output=True, text=True, timeout=NO_HANG_SECONDS, stdin=subprocess.DEVNULL)
+    assert done.stdout.splitlines() == ["interrupted", "children: []"], done.stderr
+    assert not alive_with(m)
+    assert (tmp_path / "output" / "stdout").exists()
+
+
+def test_the_runner_dying_while_a_sandbox_is_set_up_kills_it(
+    tmp_path: Path, cleanup: list[str]
+) -> None:
+    """bwrap's inner process takes --die-with-parent only once its monitor has set it up; a
+    runner killed before that would leave it waiting for the monitor forever. Here a bwrap
+    that never gets done setting up (and never dies with its parent) stands for that window."""
+    m = marker()
+    cleanup.append(m)
+    stuck = tmp_path / "stuck-bwrap"
+    # It reads the runner's first word before it starts anything (the real one would be
+    # setting up meanwhile): by then the runner has told its watchdog about it.
+    stuck.write_text(f"#!/bin/sh\nread -r go\nsleep {m} &\nexec sleep {m}\n")
+    stuck.chmod(0o755)
+    process = subprocess.Popen([sys.executable, "-c", RUNNER, str(tmp_path), str(stuck), "true",
+                                "none"], stdin=subprocess.DEVNULL)
+    deadline = time.monotonic() + NO_HANG_SECONDS
+    while len(alive_with(m)) < 2:
+        assert time.monotonic() < deadline and process.poll() is None, "bwrap never started"
+        time.sleep(0.02)
+    process.kill()  # SIGKILL: the runner gets no chance to clean up
+    process.wait()
+    deadline = time.monotonic() + NO_HANG_SECONDS
+    while alive_with(m):
+        assert time.monotonic() < deadline, f"outlived the runner: {describe(alive_with(m))}"
+        time.sleep(0.02)
+
+
 def test_a_timeout_kills_the_whole_namespace(sandboxed: Sandboxed, cleanup: list[str]) -> None:
     m = marker()
     cleanup.append(m)

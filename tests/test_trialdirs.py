@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -254,3 +256,27 @@ def test_a_copy_leaves_out_tool_folders_virtualenvs_and_the_run_directory(
     assert not any(name.split("/")[0] in (".git", "node_modules", "myenv")
                    or name.startswith("runs/") or "/.venv" in name or "__pycache__" in name
                    for name in copied), copied
+
+
+def test_closing_ends_even_when_the_word_to_stop_never_wakes_the_remover(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A KeyboardInterrupt can land inside Queue.put between queueing the item and waking the
+    thread that waits for it: a session ending on a signal then hung for good in close()."""
+    dirs = TrialDirs(tmp_path / "run")
+    doomed = tmp_path / "doomed"
+    doomed.mkdir()
+    dirs.discard(doomed)
+    while doomed.exists():  # the remover has done it and waits for the next word
+        time.sleep(0.01)
+    removals = dirs._removals
+
+    def put_without_waking(item: Path | None) -> None:  # what the interrupted put leaves
+        with removals.mutex:
+            removals.queue.append(item)
+
+    monkeypatch.setattr(removals, "put", put_without_waking)
+    closing = threading.Thread(target=dirs.close, daemon=True)
+    closing.start()
+    closing.join(30)
+    assert not closing.is_alive(), "close() waits for a remover that was never woken"

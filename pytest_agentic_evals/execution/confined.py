@@ -54,6 +54,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Protocol
 
+from pytest_agentic_evals.execution.interruptions import uninterrupted
 from pytest_agentic_evals.execution.process import ProcessResult, new_file
 from pytest_agentic_evals.execution.procfs import LeftBehindProcess, command_line, process_state
 from pytest_agentic_evals.execution.sandbox import (
@@ -62,6 +63,7 @@ from pytest_agentic_evals.execution.sandbox import (
     bwrap_arguments,
     sandbox_environment,
 )
+from pytest_agentic_evals.execution.watchdog import watch
 
 __all__ = ["SUPERVISOR", "SUPERVISOR_RELAY", "Bridge", "run_confined"]
 
@@ -133,15 +135,19 @@ def run_confined(
     result = ProcessResult(exit_code=None, timed_out=False, duration_ms=0, start_error=None,
                            left_behind=[], stdout_path=stdout_path, stderr_path=stderr_path,
                            stray_detection=True)
-    with new_file(stdout_path) as out, new_file(stderr_path) as err:
-        result.start_error = start_problem(argv, cwd, env, locate)
-        if result.start_error is not None:
-            return result
-        sandbox = _Sandbox.start(bwrap, plan, argv, env, out, err, bridge)
+    sandbox: _Sandbox | None = None
     try:
+        with new_file(stdout_path) as out, new_file(stderr_path) as err:
+            result.start_error = start_problem(argv, cwd, env, locate)
+            if result.start_error is not None:
+                return result
+            # An interruption inside Popen, after the fork, would lose bwrap's pid.
+            with uninterrupted():
+                sandbox = _Sandbox.start(bwrap, plan, argv, env, out, err, bridge)
         sandbox.run(result, stderr_path, timeout, grace_seconds)
     finally:
-        sandbox.destroy()
+        if sandbox is not None:
+            sandbox.destroy()
     return result
 
 
@@ -170,6 +176,7 @@ class _Sandbox:
                           str(bridge.socket_path), str(bridge.port)]
         command = [bwrap, *bwrap_arguments(plan), "--info-fd", str(info_write),
                    "--", *supervisor, *argv]
+        watch(None)  # started before bwrap is: telling it about bwrap is then one write
         try:
             monitor = subprocess.Popen(
                 command, env=sandbox_environment(env), stdin=theirs.fileno(), stdout=out,
@@ -182,6 +189,10 @@ class _Sandbox:
         finally:
             theirs.close()
             os.close(info_write)
+        # Should the runner die while bwrap sets the sandbox up, the watchdog ends it: bwrap's
+        # inner process only takes --die-with-parent once its monitor has set it up, and
+        # would wait for a dead monitor forever. The group is bwrap's (a session of its own).
+        watch(f"+{monitor.pid}")
         return cls(monitor, ours, info_read, bridge)
 
     def run(self, result: ProcessResult, stderr_path: Path, timeout: float,
@@ -312,6 +323,7 @@ class _Sandbox:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(self.monitor.pid, signal.SIGKILL)
             self.monitor.wait()  # bwrap exits as soon as init has
+            watch(f"-{self.monitor.pid}")
         finally:
             self.channel.close()
             os.close(self.info)

@@ -60,6 +60,9 @@ SPARES_KEPT = 4
 # Longest wait for the file-time clock to pass a fresh copy's change times: a few coarse ticks.
 TRUST_WAIT_SECONDS = 0.05
 STAMP_PAUSE_SECONDS = 0.0002
+# How often the removal thread looks whether it should stop, when it was told to and the word
+# was lost (a KeyboardInterrupt can land inside Queue.put, between the item and the wake-up).
+REMOVER_POLL_SECONDS = 0.5
 OTHER_CLOCK_MARGIN_NS = 10_000_000  # 10 ms: a tick of the coarsest kernel clock (HZ=100)
 OUTPUT_FILES = frozenset({"stdout", "stderr"})
 LAYOUT = frozenset({"workspace", "scratch", "output"})
@@ -123,6 +126,7 @@ class TrialDirs:
     _serial: int = 0
     _removals: queue.Queue[Path | None] = field(default_factory=queue.Queue)
     _remover: threading.Thread | None = None
+    _closing: bool = False
 
     def prepare(
         self, fixture: Fixture, case: Case, trial_dir: Path,
@@ -237,6 +241,7 @@ class TrialDirs:
     def discard(self, path: Path) -> None:
         """Remove ``path`` in the background."""
         if self._remover is None:
+            self._closing = False
             self._remover = threading.Thread(
                 target=self._remove_queued, name="agentic-evals-remover", daemon=True
             )
@@ -244,7 +249,15 @@ class TrialDirs:
         self._removals.put(path)
 
     def _remove_queued(self) -> None:
-        while (path := self._removals.get()) is not None:
+        while True:
+            try:
+                path = self._removals.get(timeout=REMOVER_POLL_SECONDS)
+            except queue.Empty:
+                if self._closing:
+                    return
+                continue
+            if path is None:
+                return
             shutil.rmtree(path, ignore_errors=True)
 
     def close(self) -> None:
@@ -253,6 +266,7 @@ class TrialDirs:
             _, (path, _) = self._spares.popitem()
             self.discard(path)
         if self._remover is not None:
+            self._closing = True  # before the word: a lost one still ends the thread
             self._removals.put(None)
             self._remover.join()
             self._remover = None

@@ -20,6 +20,8 @@ is written and marked ``interrupted`` (never READY) and the exit status is pytes
   nothing had happened, and xdist would take the item it held for a crash). The controller
   also stops xdist's scheduling, so that a worker the signal killed before it could handle
   it is not replaced by one that runs the remaining trials.
+* The interruption waits for the end of a step that must not be split (the start of a
+  sandbox: see :mod:`pytest_agentic_evals.execution.interruptions`); so does Ctrl-C's.
 * Workers start with these signals blocked (the controller blocks them while it starts
   them): a signal sent while a worker is still importing is taken when its handlers are in
   place, rather than killing it.
@@ -36,6 +38,8 @@ import threading
 from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
+
+from pytest_agentic_evals.execution.interruptions import defer_keyboard_interrupt, interrupt
 
 TERMINATING = (signal.SIGTERM, signal.SIGHUP)
 
@@ -67,6 +71,9 @@ class Termination:
             for sig in TERMINATING:
                 if signal.getsignal(sig) != signal.SIG_IGN:
                     self.previous[sig] = signal.signal(sig, self.handle)
+            replaced = defer_keyboard_interrupt()
+            if replaced is not None:
+                self.previous[signal.SIGINT] = replaced
             add_cleanup(self.restore)
             if unblock:
                 for sig in sorted(signal.sigpending() & set(self.previous)):
@@ -96,9 +103,9 @@ class Termination:
             self.note(signum)
             if self.forward_to_children and signal_children(signum):
                 return  # the workers stop and report; xdist then ends the session
-            raise KeyboardInterrupt(signal.Signals(signum).name)
-        if count == 2 and self.forward_to_children:
-            raise KeyboardInterrupt(signal.Signals(signum).name)
+            interrupt(KeyboardInterrupt(signal.Signals(signum).name))
+        elif count == 2 and self.forward_to_children:
+            interrupt(KeyboardInterrupt(signal.Signals(signum).name))
         # Otherwise the teardown is under way: nothing may cut it short.
 
     def interrupt_if_received(self) -> None:
