@@ -159,6 +159,13 @@ def encoded_forms(value: str) -> set[str]:
     return {form for form in forms if len(form) >= MIN_SECRET_CHARS}
 
 
+# Short texts recur across trials and reports (case names, paths, outcomes, reasons): each is
+# redacted once per Redactor and looked up afterwards. Bounded, so memory does not grow with
+# the number of trials.
+CACHED_TEXT_CHARS = 512
+CACHED_TEXTS = 4096
+
+
 class Redactor:
     """Replaces known secret values and secret shapes in text, and in JSON documents."""
 
@@ -171,6 +178,7 @@ class Redactor:
         ordered = sorted(forms, key=lambda form: (-len(form), form))
         self.values = tuple(ordered)
         self._values = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+        self._done: dict[str, str] = {}
 
     @classmethod
     def of_environment(cls, *envs: Mapping[str, str]) -> Redactor:
@@ -180,6 +188,17 @@ class Redactor:
         return cls(secrets)
 
     def text(self, text: str) -> str:
+        """``text`` redacted; the very same object when there was nothing to redact."""
+        if not text or len(text) > CACHED_TEXT_CHARS:
+            return self._redact(text)
+        done = self._done.get(text)
+        if done is None:
+            if len(self._done) >= CACHED_TEXTS:
+                self._done.clear()
+            done = self._done[text] = self._redact(text)
+        return text if done == text else done  # the caller's own object when unchanged
+
+    def _redact(self, text: str) -> str:
         if self._values is not None:
             text = self._values.sub(REDACTED, text)
         if _ANY_SHAPE.search(text) is None:

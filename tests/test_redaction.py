@@ -154,6 +154,30 @@ def test_a_part_with_nothing_to_redact_is_not_copied() -> None:
     assert Redactor.of_environment(ENV).document(clean) is clean
 
 
+@settings(max_examples=80, deadline=None)
+@given(texts=st.lists(st.sampled_from(["ok", "me:pat-0123456789abcdef", "x token=abc123456",
+                                       "PASS", "a" * 600 + " token=abc123456"]) | st.text(),
+                      max_size=30))
+def test_a_text_seen_before_is_redacted_as_a_fresh_redactor_does(texts: list[str]) -> None:
+    """Texts that recur (case names, paths) are redacted once and looked up afterwards: the
+    answer never differs from a fresh redactor's, and an unchanged text comes back itself."""
+    seasoned = Redactor.of_environment(ENV)
+    for text in [*texts, *texts]:
+        copy = "".join(list(text))  # equal, but another object than the one first seen
+        redacted = seasoned.text(copy)
+        assert redacted == Redactor.of_environment(ENV).text(text)
+        assert (redacted is copy) == (redacted == text)
+
+
+def test_the_texts_remembered_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(redaction, "CACHED_TEXTS", 10)
+    redactor = Redactor.of_environment(ENV)
+    for number in range(100):
+        assert redactor.text(f"line {number}") == f"line {number}"
+        assert len(redactor._done) <= 10
+    assert redactor.text("me:pat-0123456789abcdef") == "me:" + REDACTED
+
+
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers()
     | st.sampled_from(["ok", "pat-0123456789abcdef", "x token=abc123456", "sk-live-4f9a0b1c2d3e"]),
