@@ -38,11 +38,10 @@ def pytest_collect_file(file_path, parent):
 '''
 
 
-def bench_collect_many(work: Path, quick: bool) -> list[tuple[str, str, str, str]]:
-    count = 200 if quick else 1_000
-    root = work / "collectmany"
+def write_skills(where: Path, count: int) -> None:
+    """``count`` skills, each with a fixture of two cases of three trials."""
     for i in range(count):
-        skill = skill_dir(root / "skills" / f"skill-{i}")
+        skill = skill_dir(where / f"skill-{i}")
         write_fixture(skill / "fixtures" / "agentic_eval.json", [
             {"name": "greets", "type": "positive", "real_world": True,
              "command": ["../run.sh", str(i)],
@@ -50,6 +49,12 @@ def bench_collect_many(work: Path, quick: bool) -> list[tuple[str, str, str, str
             {"name": "refuses", "type": "negative", "command": ["../run.sh", ""],
              "expected": {"exit_code": 2, "stderr_contains": ["name required"]}},
         ], trials=3)
+
+
+def bench_collect_many(work: Path, quick: bool) -> list[tuple[str, str, str, str]]:
+    count = 200 if quick else 1_000
+    root = work / "collectmany"
+    write_skills(root / "skills", count)
     (root / "minimal").mkdir(exist_ok=True)
     (root / "minimal" / "conftest.py").write_text(MINIMAL_COLLECTOR)
     ours_command = [*PYTEST, "-p", "no:xdist", "--agentic-evals", "--collect-only",

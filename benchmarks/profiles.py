@@ -27,8 +27,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from collectmany import write_skills
 from common import BASE_ENV, PYTEST, skill_dir, write_fixture
 from pertrial import SKILL, _sides
+from startup import small_skill
 
 PACKAGE = "pytest_agentic_evals"
 TRIALS = 400
@@ -136,12 +138,7 @@ def profile_startup(work: Path) -> list[str]:
 
 
 def profile_validate(work: Path) -> list[str]:
-    skill = skill_dir(work / "validate-skill")
-    fixture = write_fixture(skill / "fixtures" / "agentic_eval.json",
-                            [{"name": "runs", "type": "positive", "real_world": True,
-                              "command": ["../run.sh"], "expected": {"exit_code": 0}},
-                             {"name": "refuses", "type": "negative", "command": ["../run.sh"],
-                              "expected": {"exit_code": 0}}], trials=3)
+    skill, fixture = small_skill(work / "validate-skill")
     command = work / "agentic_evals_command.py"  # what the installed command runs
     command.write_text("import sys\nfrom pytest_agentic_evals.cli.main import main\n"
                        "sys.exit(main())\n")
@@ -155,15 +152,7 @@ def profile_validate(work: Path) -> list[str]:
 def profile_collection(work: Path) -> list[str]:
     count = 1_000
     root = work / "collectmany"
-    for i in range(count):
-        skill = skill_dir(root / "skills" / f"skill-{i}")
-        write_fixture(skill / "fixtures" / "agentic_eval.json", [
-            {"name": "greets", "type": "positive", "real_world": True,
-             "command": ["../run.sh", str(i)],
-             "expected": {"exit_code": 0, "stdout_contains": [f"hello {i}"]}},
-            {"name": "refuses", "type": "negative", "command": ["../run.sh", ""],
-             "expected": {"exit_code": 2, "stderr_contains": ["name required"]}},
-        ], trials=3)
+    write_skills(root / "skills", count)
     stats = _profiled(["-m", "pytest", *PYTEST[3:], "-p", "no:xdist",
                        "--agentic-evals", "--collect-only", str(root / "skills")], root,
                       work / "collection.prof")

@@ -21,6 +21,17 @@ from common import skill_dir, timed, write_fixture
 TRIVIAL_TEST = "def test_nothing():\n    assert True\n"
 
 
+def small_skill(root: Path) -> tuple[Path, Path]:
+    """A skill and its fixture of two cases: what ``validate`` is timed on."""
+    skill = skill_dir(root)
+    fixture = write_fixture(skill / "fixtures" / "agentic_eval.json",
+                            [{"name": "runs", "type": "positive", "real_world": True,
+                              "command": ["../run.sh"], "expected": {"exit_code": 0}},
+                             {"name": "refuses", "type": "negative", "command": ["../run.sh"],
+                              "expected": {"exit_code": 0}}], trials=3)
+    return skill, fixture
+
+
 def _paired(rounds: int, cwd: Path, **commands: list[str]) -> dict[str, float]:
     times: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(rounds):
@@ -38,12 +49,7 @@ def bench_startup(work: Path, quick: bool) -> list[tuple[str, str, str, str]]:
                   "-p", "no:xdist", "-p", "no:randomly", "test_unrelated.py"]
     plugin = _paired(rounds, project, installed=pytest_run,
                      absent=[*pytest_run, "-p", "no:agentic_evals"])
-    skill = skill_dir(work / "startup-skill")
-    fixture = write_fixture(skill / "fixtures" / "agentic_eval.json",
-                            [{"name": "runs", "type": "positive", "real_world": True,
-                              "command": ["../run.sh"], "expected": {"exit_code": 0}},
-                             {"name": "refuses", "type": "negative", "command": ["../run.sh"],
-                              "expected": {"exit_code": 0}}], trials=3)
+    skill, fixture = small_skill(work / "startup-skill")
     command = shutil.which("agentic-evals", path=str(Path(sys.executable).parent))
     cli = [command] if command else [sys.executable, "-m", "pytest_agentic_evals.cli"]
     answers = _paired(rounds, skill, help=[*cli, "--help"],
