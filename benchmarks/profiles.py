@@ -2,6 +2,7 @@
 
     python benchmarks/profiles.py                   # every profile (about a minute)
     python benchmarks/profiles.py pertrial memory   # a selection
+    python benchmarks/profiles.py --quick           # smaller sizes: checks that it runs
 
 * ``pertrial``: a serial run of 400 trials of the per-trial benchmark's skill (sandbox off),
   under cProfile: the runner's functions by time per trial, beside the spawn and wait that a
@@ -33,7 +34,6 @@ from pertrial import SKILL, _sides
 from startup import small_skill
 
 PACKAGE = "pytest_agentic_evals"
-TRIALS = 400
 
 MEMORY_PLUGIN = """
 import os, tracemalloc
@@ -99,21 +99,22 @@ def _top_own(stats: pstats.Stats, per: int, unit: str, rows: int = 12) -> list[s
     return lines
 
 
-def profile_per_trial(work: Path) -> list[str]:
+def profile_per_trial(work: Path, quick: bool) -> list[str]:
+    trials = 40 if quick else 400
     root = work / "pertrial"
     root.mkdir(parents=True, exist_ok=True)
     (root / "run.sh").write_text(SKILL)
     (root / "run.sh").chmod(0o755)
-    fixture, _ = _sides(root, TRIALS)
+    fixture, _ = _sides(root, trials)
     stats = _profiled(["-m", "pytest", *PYTEST[3:], "-p", "no:xdist",
                        "--agentic-evals", "--agentic-evals-sandbox", "off", str(fixture)],
                       root, work / "pertrial.prof")
-    return [f"per trial: {TRIALS} trials, serial, sandbox off (the whole session / {TRIALS})",
-            *_table(stats, TRIALS, "per trial", only_package=True, rows=24),
-            *_top_own(stats, TRIALS, "per trial")]
+    return [f"per trial: {trials} trials, serial, sandbox off (the whole session / {trials})",
+            *_table(stats, trials, "per trial", only_package=True, rows=24),
+            *_top_own(stats, trials, "per trial")]
 
 
-def profile_startup(work: Path) -> list[str]:
+def profile_startup(work: Path, quick: bool) -> list[str]:
     project = work / "startup-project"
     project.mkdir(parents=True, exist_ok=True)
     (project / "test_unrelated.py").write_text("def test_nothing():\n    assert True\n")
@@ -137,7 +138,7 @@ def profile_startup(work: Path) -> list[str]:
     return lines
 
 
-def profile_validate(work: Path) -> list[str]:
+def profile_validate(work: Path, quick: bool) -> list[str]:
     skill, fixture = small_skill(work / "validate-skill")
     command = work / "agentic_evals_command.py"  # what the installed command runs
     command.write_text("import sys\nfrom pytest_agentic_evals.cli.main import main\n"
@@ -149,8 +150,8 @@ def profile_validate(work: Path) -> list[str]:
             *_table(stats, 1, "whole command", rows=14, only_package=True)]
 
 
-def profile_collection(work: Path) -> list[str]:
-    count = 1_000
+def profile_collection(work: Path, quick: bool) -> list[str]:
+    count = 100 if quick else 1_000
     root = work / "collectmany"
     write_skills(root / "skills", count)
     stats = _profiled(["-m", "pytest", *PYTEST[3:], "-p", "no:xdist",
@@ -178,7 +179,8 @@ def _allocated(root: Path, trials: int, output: Path) -> dict[str, tuple[int, in
     return found
 
 
-def profile_memory(work: Path, sizes: tuple[int, int] = (1_000, 5_000)) -> list[str]:
+def profile_memory(work: Path, quick: bool) -> list[str]:
+    sizes = (200, 1_000) if quick else (1_000, 5_000)
     root = skill_dir(work / "memory")
     (root / "conftest.py").write_text(MEMORY_PLUGIN)
     small, large = (_allocated(root, trials, work / f"memory-{trials}.txt") for trials in sizes)
@@ -203,13 +205,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("names", nargs="*", metavar="NAME", help=", ".join(PROFILES))
-    names = parser.parse_args().names or list(PROFILES)
+    parser.add_argument("--quick", action="store_true",
+                        help="smaller sizes (checks the script, not the figures)")
+    arguments = parser.parse_args()
+    names = arguments.names or list(PROFILES)
     unknown = [name for name in names if name not in PROFILES]
     if unknown:
         parser.error(f"unknown profile {unknown[0]!r}; choose from {', '.join(PROFILES)}")
     with tempfile.TemporaryDirectory(prefix="agentic-evals-profiles-") as work:
         for name in names:
-            print("\n".join(PROFILES[name](Path(work))), end="\n\n", flush=True)
+            print("\n".join(PROFILES[name](Path(work), arguments.quick)), end="\n\n",
+                  flush=True)
     return 0
 
 
