@@ -4,13 +4,15 @@ Every input file the product reads (fixtures, registries, requirements, inventor
 graphs, reports) is decoded here. Every JSON document it writes (reports, registries, journey
 plans) is laid out by ``json_text``, which differs per document only in which containers it
 puts on one line; every file goes through a temporary file and a rename, so that a reader sees
-all of it or nothing.
+all of it or nothing. A path that names a device, a pipe or a socket (``--output /dev/null``,
+``/dev/stdout``) is written into as it is: renaming over it would replace the device itself.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -201,7 +203,16 @@ def write_text_atomically(path: str | os.PathLike[str], text: str) -> None:
 
 
 def _write_atomically(path: str | os.PathLike[str], fill: Callable[[IO[str]], Any]) -> None:
-    target = Path(path)
+    try:
+        mode = os.stat(path).st_mode  # through symbolic links: what a write would reach
+    except (FileNotFoundError, NotADirectoryError):
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        with open(path, "w", encoding="utf-8") as stream:
+            fill(stream)
+        return
+    # A symbolic link stays: the file it names is the one written.
+    target = Path(os.path.realpath(path))
     target.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     try:
@@ -215,6 +226,14 @@ def _write_atomically(path: str | os.PathLike[str], fill: Callable[[IO[str]], An
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def remove_earlier_output(path: str | os.PathLike[str]) -> None:
+    """Remove the file an earlier run left at ``path`` (the file a link names, the link kept);
+    a device or a pipe stays what it is."""
+    real = os.path.realpath(path)
+    if os.path.isfile(real):
+        os.unlink(real)
 
 
 def _umask() -> int:
@@ -237,6 +256,11 @@ def output_path_problem(path: str) -> str | None:
         return "contains a NUL byte"
     if not path or path.endswith(os.sep) or os.path.isdir(path):
         return "is a directory: name a file to write"
+    if os.path.exists(path) and not os.path.isfile(path):  # a device, a pipe: written into
+        if os.access(path, os.W_OK):
+            return None
+        return "cannot be written: permission denied"
+    path = os.path.realpath(path)  # a link stays: the file it names is the one written
     folder = os.path.dirname(os.path.abspath(path))
     # The nearest folder that exists must be a folder this process can create files in.
     while not os.path.lexists(folder):

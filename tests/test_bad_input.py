@@ -8,12 +8,19 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import stat
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_agentic_evals.jsonio import output_path_problem
+from pytest_agentic_evals.jsonio import (
+    output_path_problem,
+    remove_earlier_output,
+    write_json_atomically,
+)
 from pytest_agentic_evals.loading import load_fixture
 from pytest_agentic_evals.loading.fixture import FixtureError
 from pytest_agentic_evals.pytest_plugin.settings import trial_count, trial_timeout
@@ -185,6 +192,64 @@ def test_output_path_problems(tmp_path: Path) -> None:
     assert output_path_problem(str(tmp_path / "new" / "deeper" / "r.json")) is None
     assert not (tmp_path / "new").exists()  # checking creates nothing
     assert output_path_problem(str(tmp_path / "file")) is None  # replaced atomically
+
+
+class PipeReader:
+    """A named pipe in ``folder`` and a thread that reads all that is written into it."""
+
+    def __init__(self, folder: Path) -> None:
+        self.path = folder / "pipe"
+        os.mkfifo(self.path)
+        self.text = ""
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        with open(self.path, encoding="utf-8") as stream:
+            self.text = stream.read()
+
+    def received(self) -> str:
+        self._thread.join(timeout=60)
+        return self.text
+
+
+def test_a_pipe_is_written_into_and_stays_a_pipe(tmp_path: Path) -> None:
+    # Renaming over a path that names a device replaces the device: as root, --output
+    # /dev/null once left a regular file where /dev/null was.
+    pipe = PipeReader(tmp_path)
+    assert output_path_problem(str(pipe.path)) is None
+    remove_earlier_output(pipe.path)  # what a run does first with its output path
+    write_json_atomically(pipe.path, {"verdict": "READY"})
+    assert json.loads(pipe.received()) == {"verdict": "READY"}
+    assert stat.S_ISFIFO(pipe.path.lstat().st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe"]  # no temporary file left
+
+
+def test_a_symbolic_link_stays_and_the_file_it_names_is_replaced(tmp_path: Path) -> None:
+    (tmp_path / "reports").mkdir()
+    real = tmp_path / "reports" / "latest.json"
+    real.write_text("{}")
+    link = tmp_path / "report.json"
+    link.symlink_to(real)
+    assert output_path_problem(str(link)) is None
+    write_json_atomically(link, {"verdict": "READY"})
+    assert link.is_symlink() and link.resolve() == real
+    assert json.loads(real.read_text()) == {"verdict": "READY"}
+    remove_earlier_output(link)
+    assert link.is_symlink() and not real.exists()
+
+
+@pytest.mark.parametrize("option", ["--output", "--md"])
+def test_run_writes_its_report_into_a_pipe(skill: Skill, option: str) -> None:
+    pipe = PipeReader(skill.root.parent)
+    result = run_cli("run", str(skill.fixture()), option, str(pipe.path), cwd=skill.root)
+    assert result.returncode == 0, result.stderr
+    received = pipe.received()
+    if option == "--output":
+        assert json.loads(received)["readiness"] == "READY"
+    else:
+        assert "READY" in received
+    assert stat.S_ISFIFO(pipe.path.lstat().st_mode)
 
 
 @pytest.mark.parametrize("option", ["--output", "--md"])

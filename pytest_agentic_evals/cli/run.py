@@ -41,7 +41,7 @@ from pytest_agentic_evals.cli.common import (
 )
 from pytest_agentic_evals.cli.plugins import load_fixtures
 from pytest_agentic_evals.execution.rundirs import runs_root
-from pytest_agentic_evals.jsonio import json_text, output_path_problem
+from pytest_agentic_evals.jsonio import json_text, output_path_problem, remove_earlier_output
 from pytest_agentic_evals.loading.categories import (
     CategoryError,
     category_cases,
@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
     # An earlier run's output is never left where this run's belongs, whatever happens next.
     for path in (args.output, args.markdown):
         if path:
-            Path(path).unlink(missing_ok=True)
+            remove_earlier_output(path)
 
     form = report_form(args)
     if form == "table" and not args.output:
