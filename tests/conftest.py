@@ -26,13 +26,21 @@ os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.envir
 
 # Most of the suite's time is child Pythons: pytester subprocesses, the CLI, xdist workers, the
 # programs under test. With PYTHONDONTWRITEBYTECODE (set by some shells and CI images) each of
-# them compiled the package afresh. They keep their bytecode instead, out of the tree: under a
-# prefix in the temporary directory, so a checkout stays free of __pycache__ (tests copy and
-# walk it) and a read-only checkout still caches. Set here, before xdist starts its workers,
-# so that every child inherits it.
+# them compiled the package afresh. They keep their bytecode instead, out of the tree, so a
+# checkout stays free of __pycache__ (tests copy and walk it) and a read-only checkout still
+# caches. Set here, before xdist starts its workers, so that every child inherits it.
+# The prefix is in the virtualenv when there is one: a sandboxed trial sees it (read-only) and
+# so finds the bytecode its Pythons need (`agentic-evals` in a trial, a skill's script); under
+# the temporary directory, which trials never see, each of them compiled everything it
+# imported, the standard library too (about half a second a start).
+def _bytecode_prefix() -> str:
+    if sys.prefix != sys.base_prefix and os.access(sys.prefix, os.W_OK):
+        return os.path.join(sys.prefix, "bytecode")
+    return os.path.join(tempfile.gettempdir(), f"pytest-agentic-evals-bytecode-{os.getuid()}")
+
+
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-os.environ.setdefault("PYTHONPYCACHEPREFIX", os.path.join(
-    tempfile.gettempdir(), f"pytest-agentic-evals-bytecode-{os.getuid()}"))
+os.environ.setdefault("PYTHONPYCACHEPREFIX", _bytecode_prefix())
 sys.dont_write_bytecode = False
 sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"]
 
