@@ -142,12 +142,14 @@ def run_cli(
 
 
 def interruptible() -> None:
-    """Give a child the default Ctrl-C behaviour, as a terminal's foreground job has.
+    """Give a child the default Ctrl-C, SIGTERM and SIGHUP, as a terminal's foreground job has.
 
     For ``preexec_fn``: a job started in the background by a non-interactive shell (a CI
-    script, nohup ... &) inherits SIGINT ignored, and so would the program under test.
+    script, ``nohup ... &``) inherits SIGINT (and under nohup SIGHUP) ignored, and so would the
+    program under test, which rightly leaves an ignored signal ignored.
     """
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
 
 
 def pid_alive(pid: int) -> bool:

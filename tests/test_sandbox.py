@@ -43,7 +43,16 @@ from pytest_agentic_evals.loading.fixture import FixtureError
 from pytest_agentic_evals.model import SANDBOX_MODES
 from pytest_agentic_evals.pytest_plugin import settings as settings_module
 
-from conftest import MODES, Skill, alive_with, make_skill, marker, run_cli, skill_fixture
+from conftest import (
+    MODES,
+    Skill,
+    alive_with,
+    interruptible,
+    make_skill,
+    marker,
+    run_cli,
+    skill_fixture,
+)
 
 BWRAP = available_bwrap()
 pytestmark = pytest.mark.skipif(
@@ -257,7 +266,8 @@ def test_a_signal_while_the_sandbox_starts_leaves_nothing_behind(
     cleanup.append(m)
     done = subprocess.run(
         [sys.executable, "-c", RUNNER, str(tmp_path), str(BWRAP.path), f"sleep {m}", signalled],
-        capture_output=True, text=True, timeout=NO_HANG_SECONDS, stdin=subprocess.DEVNULL)
+        capture_output=True, text=True, timeout=NO_HANG_SECONDS, stdin=subprocess.DEVNULL,
+        preexec_fn=interruptible)
     assert done.stdout.splitlines() == ["interrupted", "children: []"], done.stderr
     assert not alive_with(m)
     assert (tmp_path / "output" / "stdout").exists()
