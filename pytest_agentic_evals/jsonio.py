@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Callable
@@ -249,6 +250,26 @@ def _umask() -> int:
     return 0o022
 
 
+# What an earlier run leaves at an output path, read from a file's first bytes: a report (of a
+# run, a session or a vacuity probe, also the earlier tool's) or its Markdown summary. Any
+# other file there (the fixture being run, a registry, a SKILL.md) is the user's: a report
+# never replaces it.
+_EARLIER_OUTPUT = re.compile(
+    rb'"schema"\s*:\s*"agentic_evals\.(?:report|session_report|probe)\.v\d+"'
+    rb"|\A\s*## (?:agentic-evals|Vacuity probe): ")
+_HEAD_BYTES = 1024
+
+
+def _holds_something_else(path: str) -> bool:
+    """True when ``path`` is a file with content that no run of the product wrote."""
+    try:
+        with open(path, "rb") as stream:
+            head = stream.read(_HEAD_BYTES)
+    except OSError:
+        return False  # nothing readable to lose; writing it is checked below
+    return bool(head.strip()) and not _EARLIER_OUTPUT.search(head)
+
+
 def output_path_problem(path: str) -> str | None:
     """Why a file cannot be written at ``path`` (atomically, creating missing folders), or
     None: checked before anything runs, so that a long run never ends without its output."""
@@ -261,6 +282,9 @@ def output_path_problem(path: str) -> str | None:
             return None
         return "cannot be written: permission denied"
     path = os.path.realpath(path)  # a link stays: the file it names is the one written
+    if os.path.isfile(path) and _holds_something_else(path):
+        return ("is a file that is not a report (a fixture, a registry?): it is not "
+                "replaced; remove it or name another file")
     folder = os.path.dirname(os.path.abspath(path))
     # The nearest folder that exists must be a folder this process can create files in.
     while not os.path.lexists(folder):

@@ -194,6 +194,65 @@ def test_output_path_problems(tmp_path: Path) -> None:
     assert output_path_problem(str(tmp_path / "file")) is None  # replaced atomically
 
 
+EARLIER_OUTPUTS = {
+    "run-report": '{\n  "version": 2,\n  "schema": "agentic_evals.report.v2",\n  "skill": "x"}',
+    "compact-session-report": '{"schema":"agentic_evals.session_report.v1","fixtures":[]}',
+    "probe-report": '{"schema": "agentic_evals.probe.v1"}',
+    "summary": "## agentic-evals: READY\n\n| readiness |",
+    "probe-summary": "## Vacuity probe: NOT_READY\n",
+    "empty": "",
+    "blank": "\n",
+}
+
+
+@pytest.mark.parametrize("content", EARLIER_OUTPUTS.values(), ids=EARLIER_OUTPUTS.keys())
+def test_an_earlier_output_may_be_replaced(tmp_path: Path, content: str) -> None:
+    (tmp_path / "out").write_text(content)
+    assert output_path_problem(str(tmp_path / "out")) is None
+
+
+USERS_FILES = {
+    "fixture": json.dumps(skill_fixture()),
+    "registry": '{"schema": "agentic_evals.regressions.v1", "regressions": []}',
+    "requirements": '{"schema": "agentic_evals.requirements.v1", "requirements": []}',
+    "skill-md": "---\nname: greeter\n---\n# Greeter\n",
+    "report-named-in-the-text": "notes: see agentic_evals.report.v2 and ## agentic-evals: x",
+}
+
+
+@pytest.mark.parametrize("content", USERS_FILES.values(), ids=USERS_FILES.keys())
+def test_a_file_that_is_not_a_report_is_never_replaced(tmp_path: Path, content: str) -> None:
+    (tmp_path / "file").write_text(content)
+    (tmp_path / "link").symlink_to(tmp_path / "file")
+    for path in ("file", "link"):
+        assert "is a file that is not a report" in str(output_path_problem(str(tmp_path / path)))
+
+
+@pytest.mark.parametrize("option", ["--output", "--md"])
+def test_run_never_overwrites_the_fixture_it_runs(skill: Skill, option: str) -> None:
+    marker = skill.root / "ran"
+    data = skill_fixture()
+    data["cases"][1]["command"] = ["bash", "-c", f"touch {marker}; ../run.sh ''"]
+    fixture = skill.write(data)
+    before = fixture.read_bytes()
+    result = run_cli("run", str(fixture), option, str(fixture), cwd=skill.root)
+    assert result.returncode == 2
+    lines(result.stderr).fnmatch_lines([f"agentic-evals: {option} {fixture}: is a file that is "
+                                        "not a report*"])
+    assert fixture.read_bytes() == before and not marker.exists()
+
+
+def test_pytest_never_overwrites_a_skill_file_with_its_report(pytester: pytest.Pytester) -> None:
+    make_skill(pytester, skill_fixture())
+    skill_md = pytester.path / "SKILL.md"
+    skill_md.write_text("---\nname: greeter\n---\n")
+    result = pytester.runpytest("--agentic-evals", "--agentic-evals-md", "SKILL.md",
+                                "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--agentic-evals-md: SKILL.md: is a file that is not a report*"])
+    assert skill_md.read_text() == "---\nname: greeter\n---\n"
+
+
 class PipeReader:
     """A named pipe in ``folder`` and a thread that reads all that is written into it."""
 
@@ -228,7 +287,7 @@ def test_a_pipe_is_written_into_and_stays_a_pipe(tmp_path: Path) -> None:
 def test_a_symbolic_link_stays_and_the_file_it_names_is_replaced(tmp_path: Path) -> None:
     (tmp_path / "reports").mkdir()
     real = tmp_path / "reports" / "latest.json"
-    real.write_text("{}")
+    real.write_text('{"schema": "agentic_evals.report.v2"}')
     link = tmp_path / "report.json"
     link.symlink_to(real)
     assert output_path_problem(str(link)) is None
@@ -350,7 +409,8 @@ def test_a_killed_runner_has_its_own_code_and_leaves_no_stale_report(skill: Skil
     data = skill_fixture()
     data["cases"][0]["command"] = ["bash", "-c", "../run.sh Ada; python3 ../killer.py"]
     output = skill.root / "report.json"
-    output.write_text('{"readiness": "READY"}')  # an earlier run's report
+    # an earlier run's report
+    output.write_text('{"schema": "agentic_evals.report.v2", "readiness": "READY"}')
     result = run_cli("run", str(skill.write(data)), "--output", str(output), "--sandbox", "off",
                      cwd=skill.root)
     assert result.returncode == 3, result.stderr
@@ -362,7 +422,7 @@ def test_a_killed_runner_has_its_own_code_and_leaves_no_stale_report(skill: Skil
 
 def test_a_failed_run_replaces_an_earlier_report(skill: Skill) -> None:
     output = skill.root / "report.json"
-    output.write_text('{"readiness": "READY"}')
+    output.write_text('{"schema": "agentic_evals.report.v2", "readiness": "READY"}')
     data = skill_fixture()
     data["cases"][1]["expected"]["exit_code"] = 0
     result = run_cli("run", str(skill.write(data)), "--output", str(output), cwd=skill.root)

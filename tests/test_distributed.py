@@ -163,7 +163,7 @@ def make_project(root: Path) -> Path:
     return root
 
 
-STALE = {"stale": "a report from an earlier run"}
+STALE = {"schema": "agentic_evals.report.v2", "stale": "a report from an earlier run"}
 
 
 def run(project: Path, *args: str) -> tuple[pytest.RunResult, dict[str, Any] | None]:
