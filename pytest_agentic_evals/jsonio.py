@@ -250,13 +250,18 @@ def _umask() -> int:
     return 0o022
 
 
-# What an earlier run leaves at an output path, read from a file's first bytes: a report (of a
-# run, a session or a vacuity probe, also the earlier tool's) or its Markdown summary. Any
-# other file there (the fixture being run, a registry, a SKILL.md) is the user's: a report
-# never replaces it.
+# What an earlier command leaves at an output path, read from a file's first bytes: one of
+# the documents the commands write (also under the earlier tool's names) or a run's Markdown
+# summary. Any other file there (the fixture being run, a registry, requirements, a state
+# graph, a SKILL.md) is the user's: an output never replaces it.
+_OUTPUT_SCHEMAS = (
+    "report", "session_report", "probe", "coverage", "skill_posture_audit",
+    "regressions_audit", "regressions_verification", "apply_scaffolds", "journey_plan",
+    "journey_scaffold", "coverage_audit", "regressions_verify", "scaffold_apply_report",
+)
 _EARLIER_OUTPUT = re.compile(
-    rb'"schema"\s*:\s*"agentic_evals\.(?:report|session_report|probe)\.v\d+"'
-    rb"|\A\s*## (?:agentic-evals|Vacuity probe): ")
+    rb'"schema"\s*:\s*"agentic_evals\.(?:' + "|".join(_OUTPUT_SCHEMAS).encode()
+    + rb')\.v\d+"|\A\s*## (?:agentic-evals|Vacuity probe): ')
 _HEAD_BYTES = 1024
 
 
@@ -283,8 +288,8 @@ def output_path_problem(path: str) -> str | None:
         return "cannot be written: permission denied"
     path = os.path.realpath(path)  # a link stays: the file it names is the one written
     if os.path.isfile(path) and _holds_something_else(path):
-        return ("is a file that is not a report (a fixture, a registry?): it is not "
-                "replaced; remove it or name another file")
+        return ("is a file that is not an output of agentic-evals (a fixture, a registry?): "
+                "it is not replaced; remove it or name another file")
     folder = os.path.dirname(os.path.abspath(path))
     # The nearest folder that exists must be a folder this process can create files in.
     while not os.path.lexists(folder):

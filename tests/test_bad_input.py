@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import shutil
 import stat
 import threading
 from pathlib import Path
@@ -225,7 +226,7 @@ def test_a_file_that_is_not_a_report_is_never_replaced(tmp_path: Path, content: 
     (tmp_path / "file").write_text(content)
     (tmp_path / "link").symlink_to(tmp_path / "file")
     for path in ("file", "link"):
-        assert "is a file that is not a report" in str(output_path_problem(str(tmp_path / path)))
+        assert "is a file that is not an output" in str(output_path_problem(str(tmp_path / path)))
 
 
 @pytest.mark.parametrize("option", ["--output", "--md"])
@@ -238,8 +239,39 @@ def test_run_never_overwrites_the_fixture_it_runs(skill: Skill, option: str) -> 
     result = run_cli("run", str(fixture), option, str(fixture), cwd=skill.root)
     assert result.returncode == 2
     lines(result.stderr).fnmatch_lines([f"agentic-evals: {option} {fixture}: is a file that is "
-                                        "not a report*"])
+                                        "not an output*"])
     assert fixture.read_bytes() == before and not marker.exists()
+
+
+JOURNEYS = Path(__file__).resolve().parents[1] / "docs" / "examples" / "journeys"
+
+
+@pytest.mark.parametrize("command", ["audit-skills", "coverage", "plan-journeys",
+                                     "plan-journeys-scaffold", "probe"])
+def test_no_command_writes_its_output_over_an_input(tmp_path: Path, command: str) -> None:
+    shutil.copytree(JOURNEYS, tmp_path / "journeys")
+    skill = Skill(tmp_path / "greeter")
+    fixture = skill.fixture()
+    taken = {"audit-skills": skill.root / "SKILL.md", "coverage": fixture,
+             "probe": fixture}.get(command, tmp_path / "journeys" / "requirements.json")
+    if command == "audit-skills":
+        taken.write_text("---\nname: greeter\ndescription: Greets.\n---\n")
+    before = taken.read_bytes()
+    flag = "--scaffold-output" if command == "plan-journeys-scaffold" else "--output"
+    argv = {
+        "audit-skills": ["audit-skills", str(tmp_path)],
+        "coverage": ["coverage", "show", str(skill.root)],
+        "probe": ["probe", str(fixture), "--no-store"],
+    }.get(command, ["plan-journeys", "--fixture", "agentic_eval.json", "--requirements",
+                    "requirements.json", "--interaction-inventory", "discovery-inventory.json",
+                    "--state-graph", "state-graph.json"])
+    if command == "plan-journeys-scaffold":
+        argv += ["--output", "journey-plan.json"]
+    result = run_cli(*argv, flag, str(taken), cwd=tmp_path / "journeys")
+    assert result.returncode == 2, result.stderr
+    lines(result.stderr).fnmatch_lines([f"*{flag} {taken}: is a file that is not an output "
+                                        "of agentic-evals*"])
+    assert taken.read_bytes() == before
 
 
 def test_pytest_never_overwrites_a_skill_file_with_its_report(pytester: pytest.Pytester) -> None:
@@ -249,7 +281,7 @@ def test_pytest_never_overwrites_a_skill_file_with_its_report(pytester: pytest.P
     result = pytester.runpytest("--agentic-evals", "--agentic-evals-md", "SKILL.md",
                                 "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--agentic-evals-md: SKILL.md: is a file that is not a report*"])
+    result.stderr.fnmatch_lines(["*--agentic-evals-md: SKILL.md: is a file that is not an output*"])
     assert skill_md.read_text() == "---\nname: greeter\n---\n"
 
 

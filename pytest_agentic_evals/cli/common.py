@@ -12,7 +12,7 @@ import argparse
 import sys
 from typing import Any
 
-from pytest_agentic_evals.jsonio import json_text, write_json_atomically
+from pytest_agentic_evals.jsonio import json_text, output_path_problem, write_json_atomically
 
 EXIT_OK, EXIT_GATE, EXIT_INPUT = 0, 1, 2
 EXIT_RUNNER = 3  # the runner itself failed: pytest killed or crashed under `run`
@@ -79,7 +79,16 @@ def emit(report: dict[str, Any], args: argparse.Namespace, lines: list[str]) -> 
     write_output(report, args.output)
 
 
+def check_output(flag: str, path: str | None) -> None:
+    """Refuse, before the command does its work, an output path it could not write or must
+    not replace (a directory, the user's own input files)."""
+    problem = output_path_problem(path) if path else None
+    if problem:
+        raise CommandFailed(f"{flag} {path}: {problem}")
+
+
 def write_output(report: dict[str, Any], output: str | None, name: str = "report") -> None:
+    check_output("--output", output)
     if output:
         write_json_atomically(output, report)
         print(f"{name}: {output}", file=sys.stderr)

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from pytest_agentic_evals import journeys
-from pytest_agentic_evals.cli.common import EXIT_INPUT
+from pytest_agentic_evals.cli.common import EXIT_INPUT, check_output
 from pytest_agentic_evals.cli.plugins import plugin_schemas
 from pytest_agentic_evals.journeys.earlier import FORM_EARLIER
 from pytest_agentic_evals.journeys.earlier import NOTE as EARLIER_NOTE
@@ -36,6 +36,8 @@ def add_parser(commands: Any, name: str, help: str) -> None:
 
 def plan_journeys(args: argparse.Namespace) -> int:
     """``plan-journeys``: bind requirements to discovered controls; executes nothing."""
+    check_output("--output", args.output)
+    check_output("--scaffold-output", args.scaffold_output)
     try:
         inputs = journeys.load_inputs(args.fixture, args.requirements,
                                       args.interaction_inventory, args.state_graph,

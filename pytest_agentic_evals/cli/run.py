@@ -37,11 +37,12 @@ from pytest_agentic_evals.cli.common import (
     EXIT_RUNNER,
     CommandFailed,
     add_output_option,
+    check_output,
     write_output,
 )
 from pytest_agentic_evals.cli.plugins import load_fixtures
 from pytest_agentic_evals.execution.rundirs import runs_root
-from pytest_agentic_evals.jsonio import json_text, output_path_problem, remove_earlier_output
+from pytest_agentic_evals.jsonio import json_text, remove_earlier_output
 from pytest_agentic_evals.loading.categories import (
     CategoryError,
     category_cases,
@@ -103,9 +104,7 @@ def default_output() -> str:
 def run(args: argparse.Namespace) -> int:
     args.fixtures = fixture_paths(args.fixtures)
     for flag, path in (("--output", args.output), ("--md", args.markdown)):
-        problem = output_path_problem(path) if path else None
-        if problem:
-            raise CommandFailed(f"{flag} {path}: {problem}")
+        check_output(flag, path)
     fixtures, errors = load_fixtures(args.fixtures)
     if errors:
         for error in errors:
