@@ -84,7 +84,8 @@ def inconsistent_graph(app: App) -> None:
 def test_invalid_input_exits_2_and_writes_nothing(app: App, spoil: Any, line: str) -> None:
     args = app.write()
     # A plan left by an earlier run is not touched.
-    (app.root / "plan.json").write_text("earlier plan")
+    earlier = '{"schema": "agentic_evals.journey_plan.v1", "journeys": []}'
+    (app.root / "plan.json").write_text(earlier)
     spoil(app)
     result = run_cli("plan-journeys", *args, "--scaffold-output", "scaffold.json",
                      cwd=app.root)
@@ -92,7 +93,7 @@ def test_invalid_input_exits_2_and_writes_nothing(app: App, spoil: Any, line: st
     assert result.stderr.startswith("plan-journeys: input rejected")
     assert any(text.startswith(line) for text in result.stderr.splitlines()), result.stderr
     assert result.stdout == ""
-    assert (app.root / "plan.json").read_text() == "earlier plan"
+    assert (app.root / "plan.json").read_text() == earlier
     assert not (app.root / "scaffold.json").exists()
 
 
@@ -100,7 +101,8 @@ def test_an_output_that_cannot_be_written_exits_2(app: App) -> None:
     (app.root / "taken").write_text("a file, not a folder")
     result = run_cli("plan-journeys", *app.write()[:-1], "taken/plan.json", cwd=app.root)
     assert result.returncode == 2 and "Traceback" not in result.stderr
-    assert "cannot write" in result.stderr
+    assert "taken/plan.json: cannot be created: " in result.stderr
+    assert result.stderr.rstrip().endswith("taken is not a directory")
 
 
 def test_scaffold_output_writes_candidate_cases_that_load(app: App) -> None:

@@ -285,7 +285,8 @@ def test_bad_input_exits_2_with_one_line_and_no_traceback(tmp_path: Path) -> Non
     broken = tmp_path / "broken.json"
     broken.write_text("{")
     for args in ((str(broken),), (str(path), "--case", "nope"),
-                 (str(path), "--output", str(tmp_path / "no" / "such" / "dir.json"))):
+                 (str(path), "--output", str(broken / "under-a-file.json")),
+                 (str(path), "--output", str(path))):  # its own fixture
         result = cli("probe", *args)
         assert result.returncode == 2, result.stderr
         assert "Traceback" not in result.stderr and result.stderr.strip()
