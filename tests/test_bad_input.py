@@ -195,38 +195,38 @@ def test_output_path_problems(tmp_path: Path) -> None:
     assert output_path_problem(str(tmp_path / "file")) is None  # replaced atomically
 
 
-EARLIER_OUTPUTS = {
-    "run-report": '{\n  "version": 2,\n  "schema": "agentic_evals.report.v2",\n  "skill": "x"}',
-    "compact-session-report": '{"schema":"agentic_evals.session_report.v1","fixtures":[]}',
-    "probe-report": '{"schema": "agentic_evals.probe.v1"}',
-    "summary": "## agentic-evals: READY\n\n| readiness |",
-    "probe-summary": "## Vacuity probe: NOT_READY\n",
-    "empty": "",
-    "blank": "\n",
+# What may stand at an output path, and whether an output may replace it: an earlier output
+# (also the earlier tool's) or nothing yes, the user's own files never.
+AT_THE_OUTPUT_PATH = {
+    "run-report": ('{\n  "version": 2,\n  "schema": "agentic_evals.report.v2"}', True),
+    "compact-session-report": ('{"schema":"agentic_evals.session_report.v1"}', True),
+    "probe-report": ('{"schema": "agentic_evals.probe.v1"}', True),
+    "earlier-coverage-audit": ('{"schema": "agentic_evals.coverage_audit.v1"}', True),
+    "summary": ("## agentic-evals: READY\n\n| readiness |", True),
+    "probe-summary": ("## Vacuity probe: NOT_READY\n", True),
+    "empty": ("", True),
+    "blank": ("\n", True),
+    "fixture": (json.dumps(skill_fixture()), False),
+    "registry": ('{"schema": "agentic_evals.regressions.v1", "regressions": []}', False),
+    "requirements": ('{"schema": "agentic_evals.requirements.v1"}', False),
+    "skill-md": ("---\nname: greeter\n---\n# Greeter\n", False),
+    "report-named-in-the-text": ("see agentic_evals.report.v2 and ## agentic-evals: x", False),
 }
 
 
-@pytest.mark.parametrize("content", EARLIER_OUTPUTS.values(), ids=EARLIER_OUTPUTS.keys())
-def test_an_earlier_output_may_be_replaced(tmp_path: Path, content: str) -> None:
-    (tmp_path / "out").write_text(content)
-    assert output_path_problem(str(tmp_path / "out")) is None
-
-
-USERS_FILES = {
-    "fixture": json.dumps(skill_fixture()),
-    "registry": '{"schema": "agentic_evals.regressions.v1", "regressions": []}',
-    "requirements": '{"schema": "agentic_evals.requirements.v1", "requirements": []}',
-    "skill-md": "---\nname: greeter\n---\n# Greeter\n",
-    "report-named-in-the-text": "notes: see agentic_evals.report.v2 and ## agentic-evals: x",
-}
-
-
-@pytest.mark.parametrize("content", USERS_FILES.values(), ids=USERS_FILES.keys())
-def test_a_file_that_is_not_a_report_is_never_replaced(tmp_path: Path, content: str) -> None:
+@pytest.mark.parametrize(("content", "replaceable"), AT_THE_OUTPUT_PATH.values(),
+                         ids=AT_THE_OUTPUT_PATH.keys())
+def test_an_output_replaces_only_an_earlier_output(
+    tmp_path: Path, content: str, replaceable: bool
+) -> None:
     (tmp_path / "file").write_text(content)
     (tmp_path / "link").symlink_to(tmp_path / "file")
     for path in ("file", "link"):
-        assert "is a file that is not an output" in str(output_path_problem(str(tmp_path / path)))
+        problem = output_path_problem(str(tmp_path / path))
+        if replaceable:
+            assert problem is None
+        else:
+            assert "is a file that is not an output of agentic-evals" in str(problem)
 
 
 @pytest.mark.parametrize("option", ["--output", "--md"])
