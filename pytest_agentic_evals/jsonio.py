@@ -229,6 +229,12 @@ def _write_atomically(path: str | os.PathLike[str], fill: Callable[[IO[str]], An
         raise
 
 
+def same_path(first: str | os.PathLike[str], second: str | os.PathLike[str]) -> bool:
+    """True when two output paths name one file (through links and relative parts): one
+    document would replace the other."""
+    return os.path.realpath(first) == os.path.realpath(second)
+
+
 def remove_earlier_output(path: str | os.PathLike[str]) -> None:
     """Remove the file an earlier run left at ``path`` (the file a link names, the link kept);
     a device or a pipe stays what it is."""

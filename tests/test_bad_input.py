@@ -274,6 +274,34 @@ def test_no_command_writes_its_output_over_an_input(tmp_path: Path, command: str
     assert taken.read_bytes() == before
 
 
+def test_run_refuses_one_file_for_the_report_and_its_summary(skill: Skill) -> None:
+    marker = skill.root / "ran"
+    data = skill_fixture()
+    data["cases"][1]["command"] = ["bash", "-c", f"touch {marker}; ../run.sh ''"]
+    (skill.root / "out").mkdir(parents=True)
+    (skill.root / "link.md").symlink_to(skill.root / "out" / "both")
+    result = run_cli("run", str(skill.write(data)), "--output", "out/both", "--md", "link.md",
+                     cwd=skill.root)
+    assert result.returncode == 2
+    assert result.stderr == "agentic-evals: --md link.md: is also --output: name two files\n"
+    assert not marker.exists()
+
+
+def test_pytest_refuses_one_file_for_the_report_and_its_summary(
+    pytester: pytest.Pytester,
+) -> None:
+    marker = pytester.path / "ran"
+    data = skill_fixture()
+    data["cases"][1]["command"] = ["bash", "-c", f"touch {marker}; ../run.sh ''"]
+    make_skill(pytester, data)
+    result = pytester.runpytest("--agentic-evals", "--agentic-evals-report", "both",
+                                "--agentic-evals-md", "./both", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*--agentic-evals-md: ./both: is also --agentic-evals-report: name two files"])
+    assert not marker.exists()
+
+
 def test_pytest_never_overwrites_a_skill_file_with_its_report(pytester: pytest.Pytester) -> None:
     make_skill(pytester, skill_fixture())
     skill_md = pytester.path / "SKILL.md"

@@ -42,7 +42,7 @@ from pytest_agentic_evals.cli.common import (
 )
 from pytest_agentic_evals.cli.plugins import load_fixtures
 from pytest_agentic_evals.execution.rundirs import runs_root
-from pytest_agentic_evals.jsonio import json_text, remove_earlier_output
+from pytest_agentic_evals.jsonio import json_text, remove_earlier_output, same_path
 from pytest_agentic_evals.loading.categories import (
     CategoryError,
     category_cases,
@@ -105,6 +105,8 @@ def run(args: argparse.Namespace) -> int:
     args.fixtures = fixture_paths(args.fixtures)
     for flag, path in (("--output", args.output), ("--md", args.markdown)):
         check_output(flag, path)
+    if args.output and args.markdown and same_path(args.output, args.markdown):
+        raise CommandFailed(f"--md {args.markdown}: is also --output: name two files")
     fixtures, errors = load_fixtures(args.fixtures)
     if errors:
         for error in errors:

@@ -20,7 +20,7 @@ import uuid
 import pytest
 
 from pytest_agentic_evals.execution.rundirs import RunDir, prune, remove_if_finished, runs_root
-from pytest_agentic_evals.jsonio import output_path_problem
+from pytest_agentic_evals.jsonio import output_path_problem, same_path
 from pytest_agentic_evals.pytest_plugin.controller import Controller, XdistHooks
 from pytest_agentic_evals.pytest_plugin.kinds import BUILTIN_KINDS_PLUGIN, BuiltinKinds
 from pytest_agentic_evals.pytest_plugin.probe import PLUGIN_NAME as PROBE_PLUGIN
@@ -71,6 +71,9 @@ def check_output_paths(settings: Settings) -> None:
         problem = output_path_problem(path) if path else None
         if problem:
             raise pytest.UsageError(f"{settings.source(name)}: {path}: {problem}")
+    if settings.report and settings.markdown and same_path(settings.report, settings.markdown):
+        raise pytest.UsageError(f"{settings.source('markdown')}: {settings.markdown}: is also "
+                                f"{settings.source('report')}: name two files")
 
 
 def _register_worker(config: pytest.Config, settings: Settings) -> None:
