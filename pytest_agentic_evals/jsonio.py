@@ -277,7 +277,7 @@ def _holds_something_else(path: str) -> bool:
         with open(path, "rb") as stream:
             head = stream.read(_HEAD_BYTES)
     except OSError:
-        return False  # nothing readable to lose; writing it is checked below
+        return True  # unreadable: it cannot be told from the user's own file
     return bool(head.strip()) and not _EARLIER_OUTPUT.search(head)
 
 

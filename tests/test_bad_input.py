@@ -274,6 +274,26 @@ def test_no_command_writes_its_output_over_an_input(tmp_path: Path, command: str
     assert taken.read_bytes() == before
 
 
+def test_apply_scaffolds_checks_its_output_before_writing_any_scaffold(tmp_path: Path) -> None:
+    # A command that writes files and then its receipt must refuse the receipt's path first.
+    skill = tmp_path / "tools" / "lister"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: lister\ndescription: Lists.\n---\n")
+    taken = skill / "SKILL.md"
+    result = run_cli("apply-scaffolds", str(tmp_path), "--write", "--output", str(taken))
+    assert result.returncode == 2, result.stderr
+    assert "is a file that is not an output of agentic-evals" in result.stderr
+    assert not (skill / "fixtures").exists()  # no scaffold written
+    assert taken.read_text() == "---\nname: lister\ndescription: Lists.\n---\n"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads every file")
+def test_a_file_that_cannot_be_read_is_never_replaced(tmp_path: Path) -> None:
+    (tmp_path / "secret").write_text("the user's")
+    (tmp_path / "secret").chmod(0o200)
+    assert "is a file that is not an output" in str(output_path_problem(str(tmp_path / "secret")))
+
+
 def test_run_refuses_one_file_for_the_report_and_its_summary(skill: Skill) -> None:
     marker = skill.root / "ran"
     data = skill_fixture()

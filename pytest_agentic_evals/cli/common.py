@@ -65,8 +65,10 @@ def add_format_option(
 
 
 def add_output_option(parser: argparse.ArgumentParser, what: str = "the JSON report") -> None:
+    """``-o/--output``; the dispatcher checks the path before the command does its work."""
     parser.add_argument("-o", "--output", metavar="PATH",
                         help=f"also write {what} here (atomically)")
+    parser.set_defaults(checks_output=True)
 
 
 def emit(report: dict[str, Any], args: argparse.Namespace, lines: list[str]) -> None:
@@ -88,7 +90,6 @@ def check_output(flag: str, path: str | None) -> None:
 
 
 def write_output(report: dict[str, Any], output: str | None, name: str = "report") -> None:
-    check_output("--output", output)
     if output:
         write_json_atomically(output, report)
         print(f"{name}: {output}", file=sys.stderr)

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Collection, Sequence
 from types import ModuleType
 
-from pytest_agentic_evals.cli.common import EXIT_INTERRUPTED, CommandFailed
+from pytest_agentic_evals.cli.common import EXIT_INTERRUPTED, CommandFailed, check_output
 
 
 def _run() -> ModuleType:
@@ -114,6 +114,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("arguments after -- are only for 'run'")
     args.pytest_args = pytest_args
     try:
+        if getattr(args, "checks_output", False):
+            check_output("--output", args.output)
         return int(args.handler(args))
     except CommandFailed as exc:
         print(f"agentic-evals: {exc}", file=sys.stderr)

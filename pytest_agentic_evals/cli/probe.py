@@ -26,7 +26,7 @@ from pytest_agentic_evals.cli.plugins import load_fixtures, plugin_kinds
 from pytest_agentic_evals.execution.environment import DEFAULT_TIMEOUT_SECONDS, RunSettings
 from pytest_agentic_evals.execution.rundirs import RunDir
 from pytest_agentic_evals.execution.sandbox import SandboxSettings
-from pytest_agentic_evals.jsonio import display_path, json_text, output_path_problem
+from pytest_agentic_evals.jsonio import display_path, json_text
 from pytest_agentic_evals.model import SANDBOX_MODES
 from pytest_agentic_evals.probes import results, store
 from pytest_agentic_evals.probes.runner import probe_fixture
@@ -54,14 +54,11 @@ def add_parser(commands: Any, name: str, help: str) -> None:
 
 def probe(args: argparse.Namespace) -> int:
     fixtures, errors = load_fixtures(args.fixtures)
-    problem = output_path_problem(args.output) if args.output else None
     known = {case.name for fixture in fixtures for case in fixture.cases}
     unknown = [name for name in args.cases if name not in known]
     if unknown:
         errors.append(f"unknown case(s): {', '.join(unknown)} "
                       f"(cases: {', '.join(sorted(known))})")
-    if problem:
-        errors.append(f"--output {args.output}: {problem}")
     if errors:
         for error in errors:
             print(error, file=sys.stderr)

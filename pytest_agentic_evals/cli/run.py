@@ -103,8 +103,7 @@ def default_output() -> str:
 
 def run(args: argparse.Namespace) -> int:
     args.fixtures = fixture_paths(args.fixtures)
-    for flag, path in (("--output", args.output), ("--md", args.markdown)):
-        check_output(flag, path)
+    check_output("--md", args.markdown)  # --output is checked by the dispatcher
     if args.output and args.markdown and same_path(args.output, args.markdown):
         raise CommandFailed(f"--md {args.markdown}: is also --output: name two files")
     fixtures, errors = load_fixtures(args.fixtures)
