@@ -5,8 +5,11 @@ from __future__ import annotations
 import contextlib
 import copy
 import http.server
+import importlib
+import importlib.metadata
 import json
 import os
+import pkgutil
 import signal
 import stat
 import subprocess
@@ -19,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+import pytest_agentic_evals
 
 # The console script under test is the one installed next to this interpreter, also when the
 # virtualenv is not activated (fixtures that run `agentic-evals` find it on PATH).
@@ -43,6 +48,17 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 os.environ.setdefault("PYTHONPYCACHEPREFIX", _bytecode_prefix())
 sys.dont_write_bytecode = False
 sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"]
+
+# An inner session run in this process (pytester's runpytest) puts sys.modules back, at its
+# end, as it was when the test started: every module it imported is imported again, compiled
+# code and all, by the next one (a tenth of a second or more for each session). Imported here,
+# the package's modules and the installed pytest plugins are kept between inner sessions, as
+# they are in one long-lived pytest process.
+for _module in pkgutil.walk_packages(pytest_agentic_evals.__path__, "pytest_agentic_evals."):
+    if not _module.name.endswith(".__main__"):
+        importlib.import_module(_module.name)
+for _plugin in importlib.metadata.entry_points(group="pytest11"):
+    importlib.import_module(_plugin.module)
 
 # Inner pytest sessions need none of hypothesis's plugin (its import is a good part of a
 # child's start-up); pytester clears PYTEST_ADDOPTS, so the pytester fixture below sets it.
