@@ -581,6 +581,46 @@ def test_binary_output_is_searched_as_bytes(bad_programs: Finished) -> None:
     assert case_of(bad_programs.report, "binary-output")["outcome"] == "PASS"
 
 
+# -- the order installed plugins are found in -------------------------------------------------
+
+
+def found_before_xdist(pytester: pytest.Pytester) -> None:
+    """This plugin's entry point found before xdist's, as where the file system happens to list
+    its distribution first (a session pytester starts has its directory first on PYTHONPATH;
+    pytest loads the first entry point of a name and skips the installed one)."""
+    info = pytester.path / "aaa_agentic_evals_first-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: aaa-agentic-evals-first\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(
+        "[pytest11]\nagentic_evals = pytest_agentic_evals.pytest_plugin.entry\n")
+
+
+def test_xdist_runs_the_trials_whichever_plugin_is_found_first(pytester: pytest.Pytester) -> None:
+    """Both plugins configure late (trylast), where the order is the order they were found in:
+    found first, this plugin's controller took itself for a serial run and every worker failed
+    at configure (INTERNALERROR)."""
+    found_before_xdist(pytester)
+    make_skill(pytester, skill_fixture())
+    result = run(pytester, mode=["-n", "2"])
+    result.stdout.fnmatch_lines(["plugins: aaa-agentic-evals-first-1.0, *xdist-*"])
+    result.stdout.no_fnmatch_line("*INTERNALERROR*")
+    result.assert_outcomes(passed=4)
+    assert result.ret == pytest.ExitCode.OK
+    assert checked_report(pytester.path / "report.json")["readiness"] == "READY"
+
+
+def test_the_probe_refuses_xdist_whichever_plugin_is_found_first(
+    pytester: pytest.Pytester,
+) -> None:
+    found_before_xdist(pytester)
+    make_skill(pytester, skill_fixture())
+    # Refused at configure, before pytest names its plugins: the test above shows the order.
+    result = run(pytester, "--agentic-evals-probe", mode=["-n", "2"])
+    result.stderr.fnmatch_lines(["ERROR: --agentic-evals-probe runs in one process: drop -n"])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+
+
 # -- crashes and hooks ------------------------------------------------------------------------
 
 CRASHING_KIND = """

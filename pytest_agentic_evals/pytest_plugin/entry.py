@@ -30,8 +30,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add_plugin_options(parser)
 
 
-# After xdist's own pytest_configure, which decides whether this process distributes the
-# session (it then registers its scheduling session, "dsession").
+# Late, after the plugins that configure what this one builds on (the role this process plays
+# does not depend on running after xdist's own trylast hook: see roles.distributes).
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER_LINE)

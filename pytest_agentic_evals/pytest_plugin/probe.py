@@ -45,8 +45,6 @@ class Probing:
     """Collects fixtures as probe items, and writes what they found at the end."""
 
     def __init__(self, config: pytest.Config, settings: Settings) -> None:
-        if config.pluginmanager.has_plugin("dsession") or hasattr(config, "workerinput"):
-            raise pytest.UsageError("--agentic-evals-probe runs in one process: drop -n")
         self.config = config
         self.settings = settings
         run_id = uuid.uuid4().hex[:12]

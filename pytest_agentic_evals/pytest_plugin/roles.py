@@ -53,14 +53,34 @@ def register_roles(config: pytest.Config, settings: Settings) -> None:
         check_output_paths(settings)
     config.pluginmanager.register(BuiltinKinds(), BUILTIN_KINDS_PLUGIN)
     if settings.probe:
+        if hasattr(config, "workerinput") or distributes(config):
+            raise pytest.UsageError("--agentic-evals-probe runs in one process: drop -n")
         # Probe items instead of trials: no trial runs, so no readiness is judged.
         config.pluginmanager.register(Probing(config, settings), PROBE_PLUGIN)
     elif hasattr(config, "workerinput"):
         _register_worker(config, settings)
-    elif config.pluginmanager.has_plugin("dsession"):
+    elif distributes(config):
         _register_controller(config, settings)
     else:
         _register_serial_run(config, settings)
+
+
+def distributes(config: pytest.Config) -> bool:
+    """Whether xdist hands this session's items out to workers from this process.
+
+    xdist decides it in its own pytest_configure, and registers its scheduling session
+    ("dsession") when it does. That hook and ours are both trylast, and between the two the
+    order is the order the plugins were found in, which the file system decides: where this
+    plugin came first, its controller took itself for a serial run (and its workers failed at
+    configure). So xdist's rule is read here from the options its pytest_cmdline_main settled
+    (``-n`` and ``--dist`` into ``dist`` and ``tx``), whichever hook runs first.
+    """
+    if config.pluginmanager.has_plugin("dsession"):
+        return True
+    return (config.pluginmanager.has_plugin("xdist")
+            and not config.getvalue("collectonly")
+            and config.getoption("dist", "no") != "no"
+            and bool(config.getoption("tx", None)))
 
 
 def check_output_paths(settings: Settings) -> None:
