@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import traceback
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -146,15 +147,99 @@ def child_env() -> dict[str, str]:
     return env
 
 
-def run_cli(
+def run_console_script(
     *args: str, cwd: Path | None = None, timeout: float = 300
 ) -> subprocess.CompletedProcess[str]:
-    """The real ``agentic-evals`` console script, as a user runs it."""
+    """The real ``agentic-evals`` console script in a process of its own, as a user runs it:
+    for the end-to-end tests of the command itself (its entry point, its exit status as the
+    shell sees it, what reaches a pipe)."""
     executable = Path(sys.executable).parent / "agentic-evals"
     return subprocess.run(
         [str(executable), *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
         stdin=subprocess.DEVNULL, env=child_env(),
     )
+
+
+def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """``agentic-evals`` called in this process, as its console script calls it.
+
+    The dispatcher, the command and every program it starts (the pytest session of ``run``,
+    proof commands, trials) are the real ones; only the start of an interpreter is saved.
+    What the command prints is captured at the file descriptors, so the output of the programs
+    it starts is in it too, in order, as with the console script. The command sees the
+    environment, working directory and standard input the console script would see, and the
+    process's environment, directory and signal dispositions are restored afterwards. An
+    exception the command lets out ends it as it ends the console script: a traceback on
+    stderr and status 1.
+    """
+    from pytest_agentic_evals.cli.main import main
+
+    with _in_process_command(cwd) as (stdout_file, stderr_file):
+        try:
+            status: Any = main(list(args))
+        except SystemExit as exc:
+            status = exc.code
+        except Exception:  # as the console script ends: a traceback and status 1
+            traceback.print_exc()
+            status = 1
+        sys.stdout.flush()
+        sys.stderr.flush()
+        if status is None:
+            status = 0
+        elif not isinstance(status, int):  # sys.exit("message"): on stderr, status 1
+            print(status, file=sys.stderr, flush=True)
+            status = 1
+        stdout_file.seek(0)
+        stderr_file.seek(0)
+        stdout, stderr = stdout_file.read(), stderr_file.read()
+    return subprocess.CompletedProcess(["agentic-evals", *args], status, stdout.decode(),
+                                       stderr.decode(errors="backslashreplace"))
+
+
+@contextlib.contextmanager
+def _in_process_command(cwd: Path | None) -> Iterator[tuple[Any, Any]]:
+    """Standard streams on fresh files (stdin on /dev/null), the environment of
+    ``child_env()``, ``cwd`` as the working directory; all of it put back on leaving."""
+    saved_environ = dict(os.environ)
+    saved_cwd = os.getcwd()
+    saved_streams = sys.stdin, sys.stdout, sys.stderr
+    saved_handlers = {signum: signal.getsignal(signum)
+                      for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    saved_mask = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    saved_fds = [os.dup(fd) for fd in (0, 1, 2)]
+    with tempfile.TemporaryFile() as stdout_file, tempfile.TemporaryFile() as stderr_file:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            with open(os.devnull, "rb") as devnull:
+                os.dup2(devnull.fileno(), 0)
+            os.dup2(stdout_file.fileno(), 1)
+            os.dup2(stderr_file.fileno(), 2)
+            sys.stdin = open(0, closefd=False, encoding="utf-8")  # noqa: SIM115
+            sys.stdout = open(1, "w", closefd=False, encoding="utf-8")  # noqa: SIM115
+            sys.stderr = open(2, "w", closefd=False, encoding="utf-8",  # noqa: SIM115
+                              errors="backslashreplace", buffering=1)
+            environ = child_env()
+            os.environ.clear()
+            os.environ.update(environ)
+            if cwd is not None:
+                os.chdir(cwd)
+            yield stdout_file, stderr_file
+        finally:
+            opened = sys.stdin, sys.stdout, sys.stderr
+            for stream in opened:
+                with contextlib.suppress(OSError, ValueError):
+                    stream.close()  # flushes; the descriptor stays open (closefd=False)
+            sys.stdin, sys.stdout, sys.stderr = saved_streams
+            for fd, saved in enumerate(saved_fds):
+                os.dup2(saved, fd)
+                os.close(saved)
+            os.chdir(saved_cwd)
+            os.environ.clear()
+            os.environ.update(saved_environ)
+            for signum, handler in saved_handlers.items():
+                signal.signal(signum, handler)
+            signal.pthread_sigmask(signal.SIG_SETMASK, saved_mask)
 
 
 def interruptible() -> None:

@@ -1,4 +1,11 @@
-"""The ``agentic-evals`` command as a user runs it: a real subprocess, real fixtures."""
+"""The ``agentic-evals`` command, on real fixtures.
+
+Most tests call the command in this process (``run_cli``): the dispatcher, the command and the
+programs it starts are the real ones. The console script itself, in a process of its own
+(``run_console_script``), is run where the process is the point: its exit status and streams
+for a passing, a failing and a refused run, usage errors and ``--help``, the bundled example,
+installed plugins (found when the process starts), and Ctrl-C.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +22,7 @@ import pytest
 
 from pytest_agentic_evals.loading import load_fixture
 
-from conftest import Skill, interruptible, pid_alive, run_cli, skill_fixture
+from conftest import Skill, interruptible, pid_alive, run_cli, run_console_script, skill_fixture
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -170,7 +177,7 @@ def lines_fixture(skill: Skill, value: Any) -> Path:
 
 def test_validate_knows_the_kinds_of_installed_plugins(skill: Skill, site: Path) -> None:
     install_plugin(site, "stdout_lines_kind", "stdout_lines_kind", STDOUT_LINES_PLUGIN)
-    result = run_cli("validate", str(lines_fixture(skill, 1)), cwd=skill.root)
+    result = run_console_script("validate", str(lines_fixture(skill, 1)), cwd=skill.root)
     assert result.returncode == 0, result.stderr
 
 
@@ -178,9 +185,10 @@ def test_validate_checks_a_plugin_kinds_value_against_its_schema(
     skill: Skill, site: Path
 ) -> None:
     install_plugin(site, "stdout_lines_kind", "stdout_lines_kind", STDOUT_LINES_PLUGIN)
-    result = run_cli("validate", str(lines_fixture(skill, "one")), cwd=skill.root)
+    result = run_console_script("validate", str(lines_fixture(skill, "one")), cwd=skill.root)
     assert result.returncode == 2
-    lines(result.stderr).fnmatch_lines(["  - *: /cases/0/expected/stdout_lines: *"])
+    lines(result.stderr).fnmatch_lines(
+        ['  - *: /cases/0/expected/stdout_lines: "one" is a string, expected integer'])
 
 
 def test_validate_refuses_a_kind_no_installed_plugin_adds(skill: Skill) -> None:
@@ -192,7 +200,7 @@ def test_validate_refuses_a_kind_no_installed_plugin_adds(skill: Skill) -> None:
 
 def test_a_plugin_that_cannot_be_loaded_is_one_line_and_exit_2(skill: Skill, site: Path) -> None:
     install_plugin(site, "broken_kinds", "no_such_module_here", None)
-    result = run_cli("validate", str(skill.fixture()), cwd=skill.root)
+    result = run_console_script("validate", str(skill.fixture()), cwd=skill.root)
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
         "agentic-evals: the installed pytest plugin 'broken_kinds' (no_such_module_here) cannot "
@@ -205,7 +213,7 @@ def test_a_plugin_redefining_a_built_in_kind_is_refused(skill: Skill, site: Path
     install_plugin(site, "exit_code_kind", "exit_code_kind",
                    STDOUT_LINES_PLUGIN.replace('ExpectationKind("stdout_lines"',
                                                'ExpectationKind("exit_code"'))
-    result = run_cli("validate", str(skill.fixture()), cwd=skill.root)
+    result = run_console_script("validate", str(skill.fixture()), cwd=skill.root)
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
         "agentic-evals: expectation kind 'exit_code' is defined twice "
@@ -245,7 +253,7 @@ def test_schema_refuses_an_unknown_name() -> None:
 
 
 def test_an_unknown_command_is_a_usage_error() -> None:
-    result = run_cli("frobnicate")
+    result = run_console_script("frobnicate")
     assert result.returncode == 2
     lines(result.stderr).fnmatch_lines(["*argument COMMAND: invalid choice: 'frobnicate'*"])
 
@@ -257,7 +265,7 @@ def test_pytest_arguments_are_only_for_run(skill: Skill) -> None:
 
 
 def test_help_lists_every_command() -> None:
-    result = run_cli("--help")
+    result = run_console_script("--help")
     assert result.returncode == 0
     lines(result.stdout).fnmatch_lines([
         f"    {name}*" for name in ("run", "validate", "report", "regressions", "coverage",
@@ -322,7 +330,7 @@ def test_a_form_a_command_does_not_have_is_refused(skill: Skill) -> None:
 
 def test_run_ready_prints_only_the_report_on_stdout(skill: Skill, tmp_path: Path) -> None:
     output = tmp_path / "nested" / "report.json"
-    result = run_cli("run", str(skill.fixture()), "--output", str(output), cwd=skill.root)
+    result = run_console_script("run", str(skill.fixture()), "--output", str(output), cwd=skill.root)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["readiness"] == "READY"
@@ -338,7 +346,7 @@ def failing_fixture(skill: Skill) -> Path:
 
 
 def test_run_a_failing_case_exits_1(skill: Skill) -> None:
-    result = run_cli("run", str(failing_fixture(skill)), cwd=skill.root)
+    result = run_console_script("run", str(failing_fixture(skill)), cwd=skill.root)
     assert result.returncode == 1
     assert json.loads(result.stdout)["readiness"] == "USABLE_WITH_GAPS"
     lines(result.stderr).fnmatch_lines([
@@ -356,7 +364,7 @@ def test_run_rejected_fixture_exits_2_and_runs_nothing(skill: Skill) -> None:
     marker = skill.root / "ran"
     data = skill_fixture(trials=1)
     data["cases"][0]["command"] = ["bash", "-c", f"touch {marker}; ../run.sh x"]
-    result = run_cli("run", str(skill.write(data)), cwd=skill.root)
+    result = run_console_script("run", str(skill.write(data)), cwd=skill.root)
     assert result.returncode == 2
     lines(result.stderr).fnmatch_lines(["*/trials: trials is 1*"])
     assert result.stdout == ""
@@ -465,7 +473,7 @@ def test_bundled_fixtures_are_valid_and_honest() -> None:
 
 def test_bundled_example_runs_ready() -> None:
     example = REPO / "docs" / "examples" / "coreutils" / "agentic_eval.json"
-    result = run_cli("run", str(example))
+    result = run_console_script("run", str(example))
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["readiness"] == "READY"

@@ -466,7 +466,7 @@ def test_the_projects_own_regression_is_verified() -> None:
     assert result.returncode == 0, result.stderr
     entry = json.loads(result.stdout)["registries"][0]
     assert entry["unprotected"] == [] and entry["regressions"]
-    result = run_cli("regressions", "verify", ".", "--json", cwd=REPO, timeout=600)
+    result = run_cli("regressions", "verify", ".", "--json", cwd=REPO)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr
     report = json.loads(result.stdout)
     assert report["verified"] is True

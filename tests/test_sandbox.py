@@ -248,7 +248,11 @@ except KeyboardInterrupt:
 me, children = str(os.getpid()), []
 for name in os.listdir("/proc"):
     if name.isdigit():
-        command, _, rest = pathlib.Path(f"/proc/{name}/stat").read_text().rpartition(")")
+        try:
+            stat = pathlib.Path(f"/proc/{name}/stat").read_text()
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # a process of the machine that ended since listdir
+        command, _, rest = stat.rpartition(")")
         if rest.split()[1] == me:  # zombies included: their name is still bwrap's
             children.append(command.partition("(")[2])
 print("children:", sorted({c for c in children if not c.startswith("python")}))  # not the watchdog
