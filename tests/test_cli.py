@@ -330,7 +330,8 @@ def test_a_form_a_command_does_not_have_is_refused(skill: Skill) -> None:
 
 def test_run_ready_prints_only_the_report_on_stdout(skill: Skill, tmp_path: Path) -> None:
     output = tmp_path / "nested" / "report.json"
-    result = run_console_script("run", str(skill.fixture()), "--output", str(output), cwd=skill.root)
+    result = run_console_script("run", str(skill.fixture()), "--output", str(output),
+                                cwd=skill.root)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["readiness"] == "READY"
