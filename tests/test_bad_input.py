@@ -27,7 +27,7 @@ from pytest_agentic_evals.loading.fixture import FixtureError
 from pytest_agentic_evals.pytest_plugin.settings import trial_count, trial_timeout
 from pytest_agentic_evals.regressions.registry import RegistryError, load_registry
 
-from conftest import Skill, make_skill, run_cli, skill_fixture
+from conftest import Skill, make_skill, run_cli, run_console_script, skill_fixture
 
 
 def lines(text: str) -> pytest.LineMatcher:
@@ -551,3 +551,54 @@ def test_run_says_that_pytest_options_go_after_the_separator(skill: Skill) -> No
     lines(result.stderr).fnmatch_lines([
         "*unrecognized arguments: -n 4; pytest options go after --: agentic-evals run "
         "FIXTURE... -- -n 4"])
+
+
+# -- a locale that cannot spell what a command prints ------------------------------------------
+
+
+@pytest.fixture
+def spelled_in_ascii_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The commands started by the test write to streams that can encode ASCII only, as in a
+    locale of another alphabet (the process's encoding, so the console script)."""
+    monkeypatch.setenv("PYTHONIOENCODING", "ascii")
+
+
+def accented_skill(root: Path) -> tuple[Skill, Path]:
+    skill = Skill(root / "café-スキル")
+    data = skill_fixture(skill="café-スキル")
+    data["cases"][0]["command"] = ["../run.sh", "Élodie"]
+    data["cases"][0]["expected"]["stdout_contains"] = ["hello, Élodie"]
+    return skill, skill.write(data)
+
+
+def test_a_report_the_locale_cannot_spell_is_printed_whole(
+    tmp_path: Path, spelled_in_ascii_only: None
+) -> None:
+    """The report went to stdout through the locale's encoding: the first character it could
+    not spell ended the command with a traceback, and the report (and --output) was lost."""
+    skill, fixture = accented_skill(tmp_path)
+    output = tmp_path / "report.json"
+    result = run_console_script("run", str(fixture), "--output", str(output), cwd=skill.root)
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)  # UTF-8, as JSON is
+    assert report == json.loads(output.read_text(encoding="utf-8"))
+    assert report["skill"] == "café-スキル"
+
+
+@pytest.mark.parametrize(("form", "shown"), [([], "caf\\xe9-\\u30b9\\u30ad\\u30eb"),
+                                             (["--format", "md"], "café-スキル")],
+                         ids=["table", "markdown"])
+def test_a_summary_the_locale_cannot_spell_is_printed_whole(
+    tmp_path: Path, spelled_in_ascii_only: None, form: list[str], shown: str
+) -> None:
+    """Lines for a person are escaped where the locale cannot spell them; a document
+    (Markdown) is written in UTF-8."""
+    _, fixture = accented_skill(tmp_path)
+    output = tmp_path / "report.json"
+    assert run_cli("run", str(fixture), "--output", str(output)).returncode == 0
+    result = run_console_script("report", str(output), *form)
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 0, result.stderr
+    assert shown in result.stdout
+    assert "READY" in result.stdout

@@ -71,10 +71,23 @@ def add_output_option(parser: argparse.ArgumentParser, what: str = "the JSON rep
     parser.set_defaults(checks_output=True)
 
 
+def print_document(text: str) -> None:
+    """A document (JSON, Markdown, a diff) on stdout in UTF-8, as it is in a file, whatever the
+    locale's encoding: a report naming a case, a path or an output the locale cannot spell is
+    still the whole report, not an encoding error that loses it."""
+    sys.stdout.flush()
+    binary = getattr(sys.stdout, "buffer", None)
+    if binary is None:  # a text-only stream put in stdout's place
+        sys.stdout.write(text)
+        return
+    binary.write(text.encode("utf-8"))
+    binary.flush()
+
+
 def emit(report: dict[str, Any], args: argparse.Namespace, lines: list[str]) -> None:
     """The table (``lines``) or the JSON on stdout, as ``--format`` says; the JSON at --output."""
     if args.format == "json":
-        print(json_text(report), end="")
+        print_document(json_text(report))
     else:
         for line in lines:
             print(line)

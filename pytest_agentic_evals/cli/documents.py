@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pytest_agentic_evals.cli.common import EXIT_INPUT, EXIT_OK, add_format_option
+from pytest_agentic_evals.cli.common import EXIT_INPUT, EXIT_OK, add_format_option, print_document
 from pytest_agentic_evals.jsonio import display_path
 from pytest_agentic_evals.loading.programs import missing_programs
 from pytest_agentic_evals.report import report_problems
@@ -51,7 +51,7 @@ def validate(args: argparse.Namespace) -> int:
 
 
 def print_schema(args: argparse.Namespace) -> int:
-    print(schema_text(args.name.replace("-", "_")), end="")
+    print_document(schema_text(args.name.replace("-", "_")))
     return EXIT_OK
 
 
@@ -70,7 +70,7 @@ def render_report(args: argparse.Namespace) -> int:
             print(f"{args.report}: {problem}", file=sys.stderr)
         return EXIT_INPUT
     if args.format == "md":
-        print(markdown(report), end="")
+        print_document(markdown(report))
     else:
         for line in terminal_lines(report):
             print(line.text)

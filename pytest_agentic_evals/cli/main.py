@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import io
 import sys
 from collections.abc import Callable, Collection, Sequence
 from types import ModuleType
@@ -94,6 +95,11 @@ def build_parser(complete: Collection[str] = tuple(COMMANDS)) -> argparse.Argume
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # Lines for a person go out in the locale's encoding, a character it cannot spell escaped
+    # (as Python does on stderr) instead of ending the command; documents are written in UTF-8
+    # (common.print_document).
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(errors="backslashreplace")
     arguments = list(sys.argv[1:] if argv is None else argv)
     # Everything after "--" belongs to pytest; argparse would try to read it as ours.
     pytest_args: list[str] = []

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pytest_agentic_evals.cli.common import EXIT_INPUT, EXIT_OK, CommandFailed
+from pytest_agentic_evals.cli.common import EXIT_INPUT, EXIT_OK, CommandFailed, print_document
 from pytest_agentic_evals.cli.plugins import plugin_schemas
 from pytest_agentic_evals.journeys.documents import schema_problems
 from pytest_agentic_evals.jsonio import decode_json, display_path, write_text_atomically
@@ -62,7 +62,7 @@ def _one(path: Path, write: bool) -> None:
     _check_loads(new, kind, path, shown)
     before = _text(data).splitlines(keepends=True)
     after = _text(new).splitlines(keepends=True)
-    sys.stdout.writelines(difflib.unified_diff(before, after, f"a/{shown}", f"b/{shown}"))
+    print_document("".join(difflib.unified_diff(before, after, f"a/{shown}", f"b/{shown}")))
     for line in rewrites:
         print(f"{shown}: {line}", file=sys.stderr)
     if write:

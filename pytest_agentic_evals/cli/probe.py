@@ -19,6 +19,7 @@ from pytest_agentic_evals.cli.common import (
     EXIT_OK,
     add_format_option,
     add_output_option,
+    print_document,
     seconds,
     write_output,
 )
@@ -88,9 +89,9 @@ def probe(args: argparse.Namespace) -> int:
         run.close()
     document = results.report(entries, run_id, now, args.sandbox)
     if args.format == "json":
-        print(json_text(document), end="")
+        print_document(json_text(document))
     elif args.format == "md":
-        print(results.markdown(document))
+        print_document(results.markdown(document) + "\n")
     else:
         for line in results.terminal_lines(document):
             print(line)

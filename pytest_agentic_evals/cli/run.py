@@ -38,6 +38,7 @@ from pytest_agentic_evals.cli.common import (
     CommandFailed,
     add_output_option,
     check_output,
+    print_document,
     write_output,
 )
 from pytest_agentic_evals.cli.plugins import load_fixtures
@@ -134,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
     if report is None:
         return _without_report(status)
     if form == "json":
-        print(json_text(report), end="")
+        print_document(json_text(report))
     try:
         write_output(report, args.output)
     except OSError as exc:

@@ -14,6 +14,7 @@ from pytest_agentic_evals.cli.common import (
     add_format_option,
     add_output_option,
     positive_int,
+    print_document,
     write_output,
 )
 from pytest_agentic_evals.jsonio import json_text
@@ -58,7 +59,7 @@ def audit_skills(args: argparse.Namespace) -> int:
     if args.format == "table":
         print("\n".join(lines))
     else:
-        print(json_text(report), end="")
+        print_document(json_text(report))
         print("\n".join(lines), file=sys.stderr)
     write_output(report, args.output)
     return EXIT_OK
@@ -108,7 +109,7 @@ def scaffold_fixture(args: argparse.Namespace) -> int:
         message = exc.describe() if isinstance(exc, FixtureError) else exc.strerror
         print(f"{target}: scaffold not written: {message}", file=sys.stderr)
         return EXIT_INPUT
-    print(json_text(data), end="")
+    print_document(json_text(data))
     print(f"wrote {target} (eval_kind scaffold, cases: "
           f"{', '.join(case['name'] for case in data['cases'])})", file=sys.stderr)
     return EXIT_OK
@@ -121,7 +122,7 @@ def apply_scaffolds(args: argparse.Namespace) -> int:
         print(f"{args.root}: not a directory", file=sys.stderr)
         return EXIT_INPUT
     receipt = skills.apply_scaffolds(Path(args.root), args.write, args.force, args.limit)
-    print(json_text(receipt), end="")
+    print_document(json_text(receipt))
     summary = receipt["summary"]
     print(f"{receipt['mode']}: {summary['created']} created, {summary['dry_run']} would be "
           f"created, {summary['skipped']} skipped, {summary['errors']} error(s)",
