@@ -75,10 +75,13 @@ def print_document(text: str) -> None:
     """A document (JSON, Markdown, a diff) on stdout in UTF-8, as it is in a file, whatever the
     locale's encoding: a report naming a case, a path or an output the locale cannot spell is
     still the whole report, not an encoding error that loses it."""
-    sys.stdout.flush()
-    binary = getattr(sys.stdout, "buffer", None)
+    stream = sys.stdout
+    if stream is None:  # a process without stdout: print() writes nothing either
+        return
+    stream.flush()
+    binary = getattr(stream, "buffer", None)
     if binary is None:  # a text-only stream put in stdout's place
-        sys.stdout.write(text)
+        stream.write(text)
         return
     binary.write(text.encode("utf-8"))
     binary.flush()
