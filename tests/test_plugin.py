@@ -235,6 +235,20 @@ def test_collect_only_with_workers_collects_here(pytester: pytest.Pytester) -> N
                                  "4 tests collected*"])
 
 
+@pytest.mark.parametrize("listing", ["--fixtures", "--fixtures-per-test"])
+def test_a_listing_of_fixtures_runs_and_judges_nothing(
+    pytester: pytest.Pytester, listing: str
+) -> None:
+    """pytest lists and exits 0 whatever plugins decide: the gate printed "session failed,
+    not READY" (no trial had run) over a status of 0."""
+    make_skill(pytester, skill_fixture())
+    result = run(pytester, listing)
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.no_fnmatch_line("*= agentic-evals =*")
+    result.stdout.no_fnmatch_line("*session failed*")
+    assert not (pytester.path / "report.json").exists()
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_a_failing_required_case_fails_the_session(
     pytester: pytest.Pytester, mode: list[str]

@@ -136,9 +136,8 @@ class Controller:
     # -- the end of the session ---------------------------------------------------------------
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> Iterator[None]:
-        # --collect-only runs nothing, so there is no evidence to judge and nothing to gate.
         signalled = self.termination is not None and self.termination.received is not None
-        if not self.config.option.collectonly:
+        if not lists_only(self.config):
             self.session = session
             stepwise = exitstatus == pytest.ExitCode.INTERRUPTED and _stepwise_stop(session)
             self.finish(session, interrupted=signalled or (
@@ -502,3 +501,13 @@ def _junit_xml(config: pytest.Config) -> Any:
     except ImportError:  # a pytest that moved it: the properties are an extra, not a verdict
         return None
     return config.stash.get(xml_key, None)
+
+
+def lists_only(config: pytest.Config) -> bool:
+    """Whether pytest only lists what it collected (``--collect-only``, ``--fixtures``,
+    ``--fixtures-per-test``): no trial runs, so there is no evidence to judge and nothing to
+    gate (pytest's status for a listing is its own: a verdict printed there would not be the
+    session's)."""
+    option = config.option
+    return bool(option.collectonly or getattr(option, "showfixtures", False)
+                or getattr(option, "show_fixtures_per_test", False))
