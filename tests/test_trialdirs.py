@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -148,18 +149,29 @@ def dirs(tmp_path: Path) -> Iterator[TrialDirs]:
     trial_dirs.close()
 
 
+@pytest.fixture
+def held_open() -> Iterator[contextlib.ExitStack]:
+    """Files kept open until the test ends."""
+    with contextlib.ExitStack() as stack:
+        yield stack
+
+
 def after_one_trial(
-    dirs: TrialDirs, tmp_path: Path, change: Callable[[Path], None]
+    dirs: TrialDirs, tmp_path: Path, change: Callable[[Path], None],
+    held_open: contextlib.ExitStack,
 ) -> tuple[int, Workspace, Path]:
     """Prepare a trial, let ``change`` act on its workspace right after the start, release
     it, and prepare the next trial: the inode run.sh had in the first workspace, the next
-    trial's workspace, and the first trial's directory."""
+    trial's workspace, and the first trial's directory. That run.sh is held open, so that its
+    inode stays in use even once the file is removed: a fresh copy cannot be given the same
+    number (the file system hands a freed one out again)."""
     skill = Skill(tmp_path / "skill")
     (skill.root / "data.txt").write_text("original\n")
     fixture = load_fixture(skill.fixture())
     trial_dir = dirs.run_dir / "trial"
     workspace, lease = dirs.prepare(fixture, fixture.cases[0], trial_dir)
     inode = (workspace.root / "run.sh").stat().st_ino
+    held_open.enter_context((workspace.root / "run.sh").open("rb"))
     dirs.mark_start(trial_dir / "scratch", lease)
     change(workspace.root)
     dirs.release(trial_dir, lease)
@@ -168,14 +180,14 @@ def after_one_trial(
 
 
 def test_an_untouched_directory_is_kept_for_the_next_trial(
-    dirs: TrialDirs, tmp_path: Path
+    dirs: TrialDirs, tmp_path: Path, held_open: contextlib.ExitStack
 ) -> None:
-    inode, again, _ = after_one_trial(dirs, tmp_path, lambda root: None)
+    inode, again, _ = after_one_trial(dirs, tmp_path, lambda root: None, held_open)
     assert (again.root / "run.sh").stat().st_ino == inode
 
 
 def test_a_same_size_write_right_after_the_start_is_undone(
-    dirs: TrialDirs, tmp_path: Path
+    dirs: TrialDirs, tmp_path: Path, held_open: contextlib.ExitStack
 ) -> None:
     def change(root: Path) -> None:
         before = record_tree(root)
@@ -184,16 +196,18 @@ def test_a_same_size_write_right_after_the_start_is_undone(
         (root / "added.txt").write_text("mine\n")
         assert record_tree(root) != before
 
-    inode, again, _ = after_one_trial(dirs, tmp_path, change)
+    inode, again, _ = after_one_trial(dirs, tmp_path, change, held_open)
     assert (again.root / "data.txt").read_text() == "original\n"
     assert not (again.root / "added.txt").exists()
     # Repaired, not copied again: what the trial did not touch is the same file.
     assert (again.root / "run.sh").stat().st_ino == inode
 
 
-def test_a_directory_changed_in_itself_is_not_reused(dirs: TrialDirs, tmp_path: Path) -> None:
+def test_a_directory_changed_in_itself_is_not_reused(
+    dirs: TrialDirs, tmp_path: Path, held_open: contextlib.ExitStack
+) -> None:
     inode, again, trial_dir = after_one_trial(
-        dirs, tmp_path, lambda root: (root / "fixtures").chmod(0o700))
+        dirs, tmp_path, lambda root: (root / "fixtures").chmod(0o700), held_open)
     assert (again.root / "run.sh").stat().st_ino != inode  # a fresh copy
     assert (again.root / "fixtures").stat().st_mode & 0o777 != 0o700
     dirs.close()
