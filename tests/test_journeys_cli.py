@@ -162,3 +162,16 @@ def test_schema_prints_a_journey_schema() -> None:
     result = run_cli("schema", "journey-plan")
     assert result.returncode == 0
     assert json.loads(result.stdout)["$id"].endswith("journey_plan.v1.json")
+
+
+@pytest.mark.parametrize("scaffold", ["plan.json", "./plan.json"])
+def test_one_file_named_as_both_the_plan_and_the_scaffold_is_refused(
+    app: App, scaffold: str
+) -> None:
+    """The scaffold was written second, over the plan: the plan that was announced was lost."""
+    code, stdout, stderr = plan_journeys(app, "--scaffold-output", scaffold)
+    assert code == 2
+    assert stderr.splitlines() == [
+        f"agentic-evals: --scaffold-output {scaffold}: is also --output: name two files"]
+    assert stdout == ""
+    assert not (app.root / "plan.json").exists()

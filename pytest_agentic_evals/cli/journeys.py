@@ -7,11 +7,16 @@ import sys
 from typing import Any
 
 from pytest_agentic_evals import journeys
-from pytest_agentic_evals.cli.common import EXIT_INPUT, check_output
+from pytest_agentic_evals.cli.common import EXIT_INPUT, CommandFailed, check_output
 from pytest_agentic_evals.cli.plugins import plugin_schemas
 from pytest_agentic_evals.journeys.earlier import FORM_EARLIER
 from pytest_agentic_evals.journeys.earlier import NOTE as EARLIER_NOTE
-from pytest_agentic_evals.jsonio import flat_on_one_line, json_text, write_text_atomically
+from pytest_agentic_evals.jsonio import (
+    flat_on_one_line,
+    json_text,
+    same_path,
+    write_text_atomically,
+)
 from pytest_agentic_evals.problems import InputError
 
 
@@ -38,6 +43,9 @@ def plan_journeys(args: argparse.Namespace) -> int:
     """``plan-journeys``: bind requirements to discovered controls; executes nothing."""
     check_output("--output", args.output)
     check_output("--scaffold-output", args.scaffold_output)
+    if args.scaffold_output and same_path(args.output, args.scaffold_output):
+        raise CommandFailed(f"--scaffold-output {args.scaffold_output}: is also --output: "
+                            "name two files")
     try:
         inputs = journeys.load_inputs(args.fixture, args.requirements,
                                       args.interaction_inventory, args.state_graph,
