@@ -315,19 +315,53 @@ def marker() -> str:
 
 
 def alive_with(text: str) -> list[int]:
-    """Live (not zombie) processes of the host whose command line contains ``text``."""
+    """Live processes of the host whose command line contains ``text``.
+
+    A process is alive while any of its threads runs: its leader thread can end alone (then
+    /proc shows the process as a zombie, with no command line) while another runs on, so each
+    thread is looked at, and the command line read through a running one.
+    """
     found = []
     for name in os.listdir("/proc"):
         if not name.isdigit() or int(name) == os.getpid():
             continue
-        try:
-            command = Path(f"/proc/{name}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-            state = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError, UnicodeDecodeError):
-            continue
-        if text in command and state != "Z":
-            found.append(int(name))
+        for directory in running_threads(int(name)):
+            try:
+                command = (directory / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except (OSError, UnicodeDecodeError):
+                continue
+            if text in command:
+                found.append(int(name))
+                break
     return found
+
+
+def running_threads(pid: int) -> list[Path]:
+    """The /proc directories of the threads of ``pid`` that have not exited."""
+    running = []
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    for thread in threads:
+        directory = Path(f"/proc/{pid}/task/{thread}")
+        try:
+            state = (directory / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state not in ("Z", "X"):
+            running.append(directory)
+    return running
+
+
+# A process that outlives its leader thread: the leader ends with the exit system call (not
+# exit_group, which ends every thread), and /proc shows the process as a zombie while its
+# other thread runs on. Arguments: seconds for the thread to live, then anything (a marker).
+LEADER_EXITS_ALONE = (
+    "import ctypes, platform, sys, threading, time\n"
+    "threading.Thread(target=time.sleep, args=(float(sys.argv[1]),)).start()\n"
+    "ctypes.CDLL(None).syscall(dict(x86_64=60, aarch64=93)[platform.machine()], 0)\n"
+)
 
 
 class _Hello(http.server.BaseHTTPRequestHandler):

@@ -32,6 +32,8 @@ from pytest_agentic_evals.execution.process import (
 )
 from pytest_agentic_evals.execution.procfs import pid_window
 
+from conftest import LEADER_EXITS_ALONE, running_threads
+
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="process hygiene relies on Linux /proc"
 )
@@ -39,14 +41,6 @@ pytestmark = pytest.mark.skipif(
 MARKER_VARIABLE = "TEST_PROCESS_MARKER"
 # Generous: these only prove "did not hang" for commands that would otherwise run 300 s.
 NO_HANG_SECONDS = 20.0
-
-
-def _environ_entries(pid: int) -> set[bytes]:
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as handle:
-            return set(handle.read().split(b"\0"))
-    except OSError:
-        return set()
 
 
 def _stat_fields(pid: int) -> list[str] | None:
@@ -78,13 +72,23 @@ def _wait_gone(pid: int, seconds: float = 5.0) -> bool:
 
 
 def _live_pids_with(entry: bytes) -> list[int]:
+    """Processes with ``entry`` in their environment and a thread still running (read through
+    that thread: a process whose leader thread ended shows no environment of its own)."""
     pids = []
     for name in os.listdir("/proc"):
-        if name.isdigit() and int(name) != os.getpid() and entry in _environ_entries(int(name)):
-            fields = _stat_fields(int(name))
-            if fields is not None and fields[0] != "Z":
-                pids.append(int(name))
+        if name.isdigit() and int(name) != os.getpid():
+            for thread in running_threads(int(name)):
+                if entry in _environ_entries_at(thread):
+                    pids.append(int(name))
+                    break
     return pids
+
+
+def _environ_entries_at(directory: Path) -> set[bytes]:
+    try:
+        return set((directory / "environ").read_bytes().split(b"\0"))
+    except OSError:
+        return set()
 
 
 def _zombie_children() -> list[int]:
@@ -235,6 +239,19 @@ def test_child_escaped_with_setsid_is_killed(run: _Runner) -> None:
     assert session != trial_session
     assert _left_behind(result, pid).command == "sleep 300"
     assert _is_gone(pid)
+
+
+def test_a_process_whose_leader_thread_ended_is_left_behind_and_killed(run: _Runner) -> None:
+    # /proc shows it as a zombie, with no environment or command line of its own, while its
+    # other thread runs on: it is alive, and escaped its group too.
+    result = run(_bash(
+        f'setsid {sys.executable} -c "{LEADER_EXITS_ALONE}" 300 & pid=$!\n'
+        'until grep -q "^State:.*zombie" /proc/$pid/status; do sleep 0.01; done\n'
+        'echo $pid'
+    ))
+    pid = _first_pid(result)
+    assert "300" in _left_behind(result, pid).command
+    assert result.exit_code == 0
 
 
 def test_double_fork_from_shell_is_killed(run: _Runner) -> None:

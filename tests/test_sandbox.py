@@ -44,6 +44,7 @@ from pytest_agentic_evals.model import SANDBOX_MODES
 from pytest_agentic_evals.pytest_plugin import settings as settings_module
 
 from conftest import (
+    LEADER_EXITS_ALONE,
     MODES,
     Skill,
     alive_with,
@@ -132,6 +133,8 @@ ESCAPES = {
     "double-fork": "( ( sleep {m} & ) & ); exit 0",
     "nohup-background": "nohup sleep {m} >/dev/null 2>&1 & exit 0",
     "pid-hopper": f"{sys.executable} -c '{HOPPER}' {{m}}; exit 0",
+    "leader-thread-ended": f"{sys.executable} -c \"{LEADER_EXITS_ALONE}\" 300 {{m}} & "
+                           "sleep 0.5; exit 0",
 }
 
 

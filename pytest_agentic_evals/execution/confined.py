@@ -56,7 +56,12 @@ from typing import IO, Protocol
 
 from pytest_agentic_evals.execution.interruptions import uninterrupted
 from pytest_agentic_evals.execution.process import ProcessResult, new_file
-from pytest_agentic_evals.execution.procfs import LeftBehindProcess, command_line, process_state
+from pytest_agentic_evals.execution.procfs import (
+    LeftBehindProcess,
+    command_line,
+    process_state,
+    read_command_line,
+)
 from pytest_agentic_evals.execution.sandbox import (
     SHELL,
     MountPlan,
@@ -443,11 +448,7 @@ def _members(root: str, exclude: set[int]) -> dict[int, str]:
 def _command_line(pid: int, root: str) -> str:
     """The command line of ``pid``; empty for a process that is exiting (its memory, and so
     its command line, is gone) or gone."""
-    try:
-        with open(f"{root}/{pid}/cmdline", "rb") as handle:
-            raw = handle.read()
-    except OSError:
-        return ""
+    raw = read_command_line(pid, root)
     return " ".join(part.decode("utf-8", "replace") for part in raw.rstrip(b"\0").split(b"\0"))
 
 

@@ -61,9 +61,54 @@ def read_environ(pid: int) -> bytes | None:
     try:
         with open(f"{PROC}/{pid}/environ", "rb") as handle:
             return handle.read()
+    except ProcessLookupError:
+        # The leader thread has exited; the process may live on in another thread.
+        return _read_from_live_thread(pid, "environ", PROC)
     except OSError:
         # Vanished, or not ours to read: either way not something the sweep can act on.
         return None
+
+
+def live_thread(pid: int, proc: str = PROC) -> int | None:
+    """A running thread of ``pid`` other than its leader, or None.
+
+    A process's leader thread can end alone (the exit system call, not exit_group) while its
+    other threads run on: /proc then shows the process as a zombie, with no environment and
+    no command line, although it is alive. Its live threads still show both.
+    """
+    try:
+        threads = os.listdir(f"{proc}/{pid}/task")
+    except OSError:
+        return None
+    for name in threads:
+        if name.isdigit() and int(name) != pid:
+            fields = _stat_fields(f"{proc}/{pid}/task/{name}/stat")
+            if fields is not None and fields[0] not in (b"Z", b"X"):
+                return int(name)
+    return None
+
+
+def _read_from_live_thread(pid: int, name: str, proc: str) -> bytes | None:
+    thread = live_thread(pid, proc)
+    if thread is None:
+        return None
+    try:
+        with open(f"{proc}/{pid}/task/{thread}/{name}", "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None
+
+
+def _stat_fields(path: str) -> list[bytes] | None:
+    """The fields of a stat file after the command name: state, ppid, pgrp, ..."""
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read()
+    except OSError:
+        return None
+    # The command name in parentheses may itself contain spaces and parentheses, so split after
+    # the last closing parenthesis: "pid (comm) state ppid pgrp ...".
+    return raw[raw.rfind(b")") + 1 :].split() or None
 
 
 def group_of(pid: int) -> int | None:
@@ -73,18 +118,14 @@ def group_of(pid: int) -> int | None:
 
 def process_state(pid: int, proc: str = PROC) -> tuple[str, int] | None:
     """(state letter, process group id) of ``pid`` in the procfs at ``proc``, or None when it
-    no longer exists."""
+    no longer exists. A process whose leader thread has ended while others run is alive: its
+    state is a live thread's."""
+    fields = _stat_fields(f"{proc}/{pid}/stat")
+    if fields is not None and fields[0] == b"Z" and (thread := live_thread(pid, proc)):
+        fields = _stat_fields(f"{proc}/{pid}/task/{thread}/stat") or fields
     try:
-        with open(f"{proc}/{pid}/stat", "rb") as handle:
-            raw = handle.read()
-    except OSError:
-        return None
-    # The command name in parentheses may itself contain spaces and parentheses, so split after
-    # the last closing parenthesis: "pid (comm) state ppid pgrp ...".
-    fields = raw[raw.rfind(b")") + 1 :].split()
-    try:
-        return fields[0].decode("ascii", "replace"), int(fields[2])
-    except (IndexError, ValueError):
+        return fields[0].decode("ascii", "replace"), int(fields[2])  # type: ignore[index]
+    except (TypeError, IndexError, ValueError):
         return None
 
 
@@ -210,13 +251,20 @@ def group_has_live_member(pgid: int) -> bool:
     return False
 
 
-def command_line(pid: int, proc: str = PROC) -> str:
-    """The command line of ``pid`` in the procfs at ``proc``, its name when it has none."""
+def read_command_line(pid: int, proc: str = PROC) -> bytes:
+    """The raw command line of ``pid``; empty for a process that is exiting (its memory, and
+    so its command line, is gone) or gone. Read from a live thread when the leader has ended."""
     try:
         with open(f"{proc}/{pid}/cmdline", "rb") as handle:
             raw = handle.read()
     except OSError:
         raw = b""
+    return raw or _read_from_live_thread(pid, "cmdline", proc) or b""
+
+
+def command_line(pid: int, proc: str = PROC) -> str:
+    """The command line of ``pid`` in the procfs at ``proc``, its name when it has none."""
+    raw = read_command_line(pid, proc)
     if raw:
         return " ".join(part.decode("utf-8", "replace") for part in raw.rstrip(b"\0").split(b"\0"))
     # Caught mid-exec or while dying, a process has no command line yet; its name still says
