@@ -116,6 +116,52 @@ def test_the_gate_exit_status_is_applied_after_every_other_plugin(
     assert read_report(pytester)["note"] == "annotated"
 
 
+@pytest.mark.parametrize(("mode", "status"), [
+    pytest.param([], "0", id="serial-0"),
+    pytest.param([], "256", id="serial-256"),  # the shell sees 0: only the low byte reaches it
+    pytest.param([], "-256", id="serial-minus-256"),
+    pytest.param([], "None", id="serial-None"),  # sys.exit(None) ends with 0
+    pytest.param(["-n", "2"], "256", id="xdist-256"),
+])
+def test_no_exit_status_a_plugin_sets_turns_a_failing_gate_into_success(
+    pytester: pytest.Pytester, mode: list[str], status: str
+) -> None:
+    make_skill(pytester, with_broken_case())
+    pytester.makeconftest(f"""
+import pytest
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session):
+    session.exitstatus = {status}
+""")
+    result = run_pytest(pytester, mode)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    assert read_report(pytester)["readiness"] == "USABLE_WITH_GAPS"
+
+
+@pytest.mark.parametrize("part", ["agentic-evals-controller", "agentic-evals-worker",
+                                  "agentic-evals-builtin-kinds", "agentic-evals-xdist"])
+@pytest.mark.parametrize("mode", MODES)
+def test_blocking_a_part_of_the_plugin_is_refused(
+    pytester: pytest.Pytester, mode: list[str], part: str
+) -> None:
+    # -p no:NAME drops the registration of a plugin of that name without a word: blocking the
+    # controller ended a failing session green, with no verdict printed.
+    make_skill(pytester, with_broken_case())
+    result = run_pytest(pytester, mode, "-p", f"no:{part}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+    result.stderr.fnmatch_lines([f"*-p no:{part}: {part} is a part of agentic-evals*"])
+    assert not (pytester.path / "report.json").exists()
+
+
+def test_turning_the_whole_plugin_off_still_works(pytester: pytest.Pytester) -> None:
+    make_skill(pytester, with_broken_case())
+    pytester.makepyfile(test_ordinary="def test_ordinary():\n    pass\n")
+    result = pytester.runpytest("-p", "no:agentic_evals", "-p", "no:randomly")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    result.assert_outcomes(passed=1)
+
+
 # -- report hooks: keys may be added, verdicts never changed ----------------------------------
 
 

@@ -359,7 +359,7 @@ class Controller:
         session, decided = self.session, self.decided_status
         if session is None or decided is None or decided == pytest.ExitCode.OK:
             return
-        if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+        if _may_read_as_success(session.exitstatus):
             session.exitstatus = decided
         elif self.tampering:
             session.exitstatus = REPORT_TAMPERED
@@ -511,3 +511,12 @@ def lists_only(config: pytest.Config) -> bool:
     option = config.option
     return bool(option.collectonly or getattr(option, "showfixtures", False)
                 or getattr(option, "show_fixtures_per_test", False))
+
+
+def _may_read_as_success(status: object) -> bool:
+    """Whether an exit status may end a session as a success: 0 or "no tests", and also what
+    the shell reads as 0 (256, -256: only the low byte reaches it) or what sys.exit ends with
+    0 (None, any value that is not a whole number)."""
+    if not isinstance(status, int):
+        return True
+    return status % 256 in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)

@@ -48,7 +48,20 @@ XDIST_PLUGIN = "agentic-evals-xdist"
 PRUNING_PLUGIN = "agentic-evals-pruning"
 
 
+# The parts the plugin registers itself. `-p no:NAME` blocks a plugin by name before it is
+# registered, and pluggy then drops its registration without a word: one of these blocked would
+# take the trials or the gate out of a run that asked for them, and the session end green.
+PARTS = (BUILTIN_KINDS_PLUGIN, PROBE_PLUGIN, WORKER_PLUGIN, CONTROLLER_PLUGIN, XDIST_PLUGIN,
+         PRUNING_PLUGIN, PLUGIN_NAME, RESULTS_PLUGIN_NAME)
+
+
 def register_roles(config: pytest.Config, settings: Settings) -> None:
+    blocked = [name for name in PARTS if config.pluginmanager.is_blocked(name)]
+    if blocked:
+        raise pytest.UsageError(
+            f"-p no:{blocked[0]}: {blocked[0]} is a part of agentic-evals, which "
+            "--agentic-evals needs whole; to run without agentic-evals, drop --agentic-evals "
+            "(or turn it off with -p no:agentic_evals)")
     if not hasattr(config, "workerinput"):
         check_output_paths(settings)
     config.pluginmanager.register(BuiltinKinds(), BUILTIN_KINDS_PLUGIN)
