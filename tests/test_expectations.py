@@ -168,6 +168,38 @@ def test_file_assertions(tmp_path: Path) -> None:
     assert "is not valid JSON" in failures[6]
 
 
+@pytest.mark.parametrize(
+    ("files", "assertion", "passes"),
+    [
+        ({"r.json": '"ok"\n'}, {"equals": "ok"}, True),  # a JSON string equals its value
+        ({"r.json": '"ok"\n'}, {"equals": '"ok"\n'}, True),  # ...and its text
+        ({"r.json": "ok"}, {"equals": "ok"}, True),  # a text file, as text
+        ({"r.json": "ok\n"}, {"equals": "ok"}, False),  # text is compared exactly
+        ({"r.json": '"no"'}, {"equals": "ok"}, False),
+        ({"r.json": "1"}, {"equals": "1"}, True),  # as text; the JSON number 1 is not "1"
+        ({"r.json": '{"a": 1, "b": [1, 2]}', "s.json": '{\n  "b": [1, 2],\n  "a": 1\n}\n'},
+         {"equals_artifact": {"path": "s.json"}}, True),  # one document, formatted twice
+        ({"r.json": '{"a": 1}', "s.json": '{"a": true}'},
+         {"equals_artifact": {"path": "s.json"}}, False),
+        ({"r.json": "one\n", "s.json": "one\n"}, {"equals_artifact": {"path": "s.json"}}, True),
+        ({"r.json": "one\n", "s.json": "two\n"}, {"equals_artifact": {"path": "s.json"}}, False),
+    ],
+)
+def test_without_a_pointer_a_string_equals_the_file_as_text_or_as_json(
+    tmp_path: Path, files: dict[str, str], assertion: dict[str, Any], passes: bool
+) -> None:
+    for name, text in files.items():
+        write(tmp_path / "ws", name, text)
+    failures = artifact_failures(tmp_path, {"path": "r.json", **assertion})
+    assert (failures == []) is passes, failures
+
+
+def test_a_number_too_long_to_convert_is_not_valid_json(tmp_path: Path) -> None:
+    write(tmp_path / "ws", "r.json", '{"n": ' + "1" * 5000 + "}")
+    failures = artifact_failures(tmp_path, {"path": "r.json", "json_pointer": "/n", "equals": 1})
+    assert len(failures) == 1 and "is not valid JSON" in failures[0], failures
+
+
 def test_an_artifact_behind_a_symlink_out_of_the_workspace_fails(tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()

@@ -563,6 +563,24 @@ def diff_pointer_negative(e: Earlier) -> None:
         jsonpointer.resolve_pointer({"names": ["Ada", "Grace"]}, "/names/-1")
 
 
+def diff_pointer_whole_document(e: Earlier) -> None:
+    import jsonpointer
+    assert jsonpointer.resolve_pointer({"": "the key", "a": 1}, "/") == "the key"
+    assert jsonpointer.resolve_pointer({"a": 1}, "") == {"a": 1}
+
+
+def diff_equals_without_pointer(e: Earlier) -> None:
+    from test_expectations import artifact_failures, write
+    where = e.root / "equals-without-pointer"
+    write(where / "ws", "ok.json", '"ok"\n')
+    write(where / "ws", "ok.txt", "ok")
+    write(where / "ws", "one.json", '{"a": 1, "b": 2}')
+    write(where / "ws", "two.json", '{\n  "b": 2,\n  "a": 1\n}\n')
+    assert artifact_failures(where, {"path": "ok.json", "equals": "ok"},
+                             {"path": "ok.txt", "equals": "ok"},
+                             {"path": "one.json", "equals_artifact": {"path": "two.json"}}) == []
+
+
 def diff_equals(e: Earlier) -> None:
     assert not json_equal(True, 1) and not json_equal(1, "1") and json_equal(1, 1.0)
 
@@ -651,6 +669,9 @@ DIFFERENCES: dict[str, Callable[[Earlier], None]] = {
     "`min_bytes` as a string (`\"5\"`), a fraction (truncated) or `true` (1)": diff_min_bytes,
     "`json_pointer` without its leading `/` (leading slashes were stripped)":
         diff_pointer_slashes,
+    "`json_pointer` `\"/\"` meant the whole document, like `\"\"`": diff_pointer_whole_document,
+    "`equals` or `equals_artifact` without a pointer read the file as JSON":
+        diff_equals_without_pointer,
     "`json_pointer` `/-1` indexed an array from the end": diff_pointer_negative,
     "`equals` compared as Python does (`true` equalled `1`)": diff_equals,
     "flags taken by truthiness: `required: \"false\"` was true, `real_world: 1`, `absent: 1` "
