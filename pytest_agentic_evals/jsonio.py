@@ -10,11 +10,13 @@ all of it or nothing. A path that names a device, a pipe or a socket (``--output
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import stat
 import tempfile
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
@@ -191,16 +193,84 @@ def _write_json(value: Any, indent: str, key: str | None, list_key: str | None,
 def write_json_atomically(path: str | os.PathLike[str], data: Any) -> None:
     """Write JSON through a temporary file and a rename: readers see all of it or nothing.
     The text goes to the file as it is laid out, never whole in memory."""
-
-    def write(stream: IO[str]) -> None:
-        _write_json(data, "", None, None, records_on_one_line, stream.write)
-        stream.write("\n")
-
-    _write_atomically(path, write)
+    _write_atomically(path, _json_filler(data))
 
 
 def write_text_atomically(path: str | os.PathLike[str], text: str) -> None:
     _write_atomically(path, lambda stream: stream.write(text))
+
+
+def _json_filler(data: Any) -> Callable[[IO[str]], None]:
+    def write(stream: IO[str]) -> None:
+        _write_json(data, "", None, None, records_on_one_line, stream.write)
+        stream.write("\n")
+
+    return write
+
+
+class PinnedOutput:
+    """An output file decided before anything the run evaluates has run.
+
+    A trial may change the tree it runs in (an inplace workspace is the skill's own directory,
+    where a user may well ask for the report): put a link at the report's name to a file of
+    its choosing, or a link in place of a directory on the way. Written by its path at the
+    end, the report would follow the link and replace that file. So the directory is opened
+    when the output is pinned (through the links the user made: the file a user's link names
+    is the one written), and at the end the report is written into that directory and renamed
+    over the name, replacing whatever is there then, a link included, never following it.
+    A device or a pipe (``/dev/stdout``) is written through its path, as it is.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        self._directory: int | None = None
+        real = os.path.realpath(self.path)
+        try:
+            mode: int | None = os.stat(real).st_mode
+        except OSError:
+            mode = None
+        if mode is not None and not stat.S_ISREG(mode):
+            return
+        self._name = os.path.basename(real)
+        os.makedirs(os.path.dirname(real), exist_ok=True)
+        self._directory = os.open(os.path.dirname(real),
+                                  os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+
+    def __fspath__(self) -> str:
+        return self.path
+
+    def __str__(self) -> str:
+        return self.path
+
+    def write_json(self, data: Any) -> None:
+        self._write(_json_filler(data))
+
+    def write_text(self, text: str) -> None:
+        self._write(lambda stream: stream.write(text))
+
+    def close(self) -> None:
+        if self._directory is not None:
+            os.close(self._directory)
+            self._directory = None
+
+    def _write(self, fill: Callable[[IO[str]], Any]) -> None:
+        directory = self._directory
+        if directory is None:
+            _write_atomically(self.path, fill)
+            return
+        temporary = f".{self._name}.{os.getpid()}.{uuid.uuid4().hex[:8]}"
+        handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                         | os.O_CLOEXEC, 0o666, dir_fd=directory)
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8", buffering=1 << 20) as stream:
+                fill(stream)
+                stream.flush()
+                os.fsync(stream.fileno())
+            os.replace(temporary, self._name, src_dir_fd=directory, dst_dir_fd=directory)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary, dir_fd=directory)
+            raise
 
 
 def _write_atomically(path: str | os.PathLike[str], fill: Callable[[IO[str]], Any]) -> None:

@@ -48,6 +48,7 @@ from conftest import (
     MODES,
     Skill,
     alive_with,
+    child_env,
     interruptible,
     make_skill,
     marker,
@@ -604,6 +605,44 @@ def test_a_trial_cannot_forge_the_report(
         assert "wrote" not in trial["stdout"]["head"]
         assert any("process(es) behind" in p for p in trial["problems"])
     assert alive_with(str(output_path)) == []
+
+
+LINKER = r"""
+if [ "$AGENTIC_EVALS_TRIAL" = 2 ]; then  # the run's last trial: no later one meets the links
+  ln -sfn "$VICTIMS/report.txt" ../report.json
+  ln -sfn "$VICTIMS/summary.txt" ../summary.md
+fi
+exec bash ../run.sh ""
+"""
+
+
+@pytest.mark.parametrize("command", ["run", "pytest"])
+def test_a_link_a_trial_puts_at_the_report_path_is_replaced_not_followed(
+    skill: Skill, visible: Path, command: str
+) -> None:
+    # In an inplace workspace (the skill's own directory) the report's name is the trial's to
+    # change while it runs: the runner must not write the report through the trial's link.
+    (visible / "report.txt").write_text("precious\n")
+    (visible / "summary.txt").write_text("precious too\n")
+    data = skill_fixture(workspace="inplace")
+    data["cases"][1].update(command=["bash", "-c", LINKER], env={"VICTIMS": str(visible)})
+    skill.write(data)
+    if command == "run":
+        result = run_cli("run", ".", "--output", "report.json", "--md", "summary.md", "--",
+                         "-p", "no:randomly", cwd=skill.root)
+    else:
+        result = subprocess.run(
+            [sys.executable, "-m", "pytest", "--agentic-evals", "--agentic-evals-report",
+             "report.json", "--agentic-evals-md", "summary.md", "-p", "no:randomly",
+             "-p", "no:cacheprovider"],
+            cwd=skill.root, capture_output=True, text=True, timeout=240, env=child_env())
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (visible / "report.txt").read_text() == "precious\n"
+    assert (visible / "summary.txt").read_text() == "precious too\n"
+    report = skill.root / "report.json"
+    assert not report.is_symlink() and json.loads(report.read_text())["readiness"] == "READY"
+    summary = skill.root / "summary.md"
+    assert not summary.is_symlink() and "READY" in summary.read_text()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -12,7 +12,12 @@ import argparse
 import sys
 from typing import Any
 
-from pytest_agentic_evals.jsonio import json_text, output_path_problem, write_json_atomically
+from pytest_agentic_evals.jsonio import (
+    PinnedOutput,
+    json_text,
+    output_path_problem,
+    write_json_atomically,
+)
 
 EXIT_OK, EXIT_GATE, EXIT_INPUT = 0, 1, 2
 EXIT_RUNNER = 3  # the runner itself failed: pytest killed or crashed under `run`
@@ -105,7 +110,24 @@ def check_output(flag: str, path: str | None) -> None:
         raise CommandFailed(f"{flag} {path}: {problem}")
 
 
-def write_output(report: dict[str, Any], output: str | None, name: str = "report") -> None:
-    if output:
+def write_output(
+    report: dict[str, Any], output: str | PinnedOutput | None, name: str = "report"
+) -> None:
+    """Write the command's JSON document to ``output``, pinned already when the command ran
+    something it evaluates (see jsonio.PinnedOutput)."""
+    if isinstance(output, PinnedOutput):
+        output.write_json(report)
+    elif output:
         write_json_atomically(output, report)
+    if output:
         print(f"{name}: {output}", file=sys.stderr)
+
+
+def pin_output(flag: str, path: str | None) -> PinnedOutput | None:
+    """The output file decided now, before the command runs what it evaluates."""
+    if not path:
+        return None
+    try:
+        return PinnedOutput(path)
+    except OSError as exc:
+        raise CommandFailed(f"{flag} {path}: cannot write: {exc.strerror}") from None

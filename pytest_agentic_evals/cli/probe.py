@@ -19,6 +19,7 @@ from pytest_agentic_evals.cli.common import (
     EXIT_OK,
     add_format_option,
     add_output_option,
+    pin_output,
     print_document,
     seconds,
     write_output,
@@ -27,8 +28,8 @@ from pytest_agentic_evals.cli.plugins import load_fixtures, plugin_kinds
 from pytest_agentic_evals.execution.environment import DEFAULT_TIMEOUT_SECONDS, RunSettings
 from pytest_agentic_evals.execution.rundirs import RunDir
 from pytest_agentic_evals.execution.sandbox import SandboxSettings
-from pytest_agentic_evals.jsonio import display_path, json_text
-from pytest_agentic_evals.model import SANDBOX_MODES
+from pytest_agentic_evals.jsonio import PinnedOutput, display_path, json_text
+from pytest_agentic_evals.model import SANDBOX_MODES, Fixture
 from pytest_agentic_evals.probes import results, store
 from pytest_agentic_evals.probes.runner import probe_fixture
 
@@ -65,6 +66,17 @@ def probe(args: argparse.Namespace) -> int:
             print(error, file=sys.stderr)
         return EXIT_INPUT
 
+    output = pin_output("--output", args.output)
+    try:
+        return _probe_and_write(args, fixtures, output)
+    finally:
+        if output is not None:
+            output.close()
+
+
+def _probe_and_write(
+    args: argparse.Namespace, fixtures: list[Fixture], output: PinnedOutput | None
+) -> int:
     kinds = plugin_kinds()
     run_id = uuid.uuid4().hex[:12]
     now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
@@ -95,5 +107,5 @@ def probe(args: argparse.Namespace) -> int:
     else:
         for line in results.terminal_lines(document):
             print(line)
-    write_output(document, args.output)
+    write_output(document, output)
     return EXIT_GATE if document["verdict"] == results.FAILED else EXIT_OK

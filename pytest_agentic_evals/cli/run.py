@@ -38,12 +38,13 @@ from pytest_agentic_evals.cli.common import (
     CommandFailed,
     add_output_option,
     check_output,
+    pin_output,
     print_document,
     write_output,
 )
 from pytest_agentic_evals.cli.plugins import load_fixtures
 from pytest_agentic_evals.execution.rundirs import runs_root
-from pytest_agentic_evals.jsonio import json_text, remove_earlier_output, same_path
+from pytest_agentic_evals.jsonio import PinnedOutput, json_text, remove_earlier_output, same_path
 from pytest_agentic_evals.loading.categories import (
     CategoryError,
     category_cases,
@@ -125,6 +126,17 @@ def run(args: argparse.Namespace) -> int:
     form = report_form(args)
     if form == "table" and not args.output:
         args.output = default_output()
+    output = pin_output("--output", args.output)
+    try:
+        return _run_and_write(args, form, output, known)
+    finally:
+        if output is not None:
+            output.close()
+
+
+def _run_and_write(
+    args: argparse.Namespace, form: str, output: PinnedOutput | None, known: set[str]
+) -> int:
     with tempfile.TemporaryDirectory(prefix="agentic-evals-run-") as scratch:
         # A fresh scratch file, so that a report left by an earlier run is never mistaken
         # for this run's; it is copied to --output below.
@@ -137,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
     if form == "json":
         print_document(json_text(report))
     try:
-        write_output(report, args.output)
+        write_output(report, output)
     except OSError as exc:
         raise CommandFailed(f"--output {args.output}: cannot write: {exc.strerror}") from None
     return _exit_status(args, status, report, known)

@@ -21,12 +21,12 @@ from pytest_agentic_evals.durations import cached_rows, report_durations
 from pytest_agentic_evals.execution.environment import runner_environment
 from pytest_agentic_evals.execution.trial import infrastructure_failure, share_parts
 from pytest_agentic_evals.expectations.builtin import extra_schemas
-from pytest_agentic_evals.jsonio import write_json_atomically, write_text_atomically
 from pytest_agentic_evals.loading import load_fixture
 from pytest_agentic_evals.loading.fixture import FixtureError
 from pytest_agentic_evals.model import PASS, Fixture, TrialResult
 from pytest_agentic_evals.pytest_plugin.kinds import PluginError, gather_kinds
 from pytest_agentic_evals.pytest_plugin.nodes import parse_trial_nodeid, rejected_file
+from pytest_agentic_evals.pytest_plugin.outputs import Outputs
 from pytest_agentic_evals.pytest_plugin.regressions import RegressionResults
 from pytest_agentic_evals.pytest_plugin.scheduling import LongestFirstScheduling
 from pytest_agentic_evals.pytest_plugin.settings import Settings
@@ -54,10 +54,11 @@ class Controller:
 
     def __init__(
         self, config: pytest.Config, settings: Settings, run_id: str,
-        regressions: RegressionResults | None,
+        regressions: RegressionResults | None, outputs: Outputs,
     ) -> None:
         self.config = config
         self.settings = settings
+        self.outputs = outputs
         self.run_id = run_id
         self.regressions = regressions
         # node id of a fixture file -> {"path", "trials", "selected", ...} (see worker.Catalog)
@@ -276,11 +277,11 @@ class Controller:
         report = redactor.document(report)
         self.tampering = self.call_report_hooks(report)
         report = redactor.document(report)
-        if self.settings.report:
-            write_json_atomically(self.settings.report, report)
+        if self.outputs.report:
+            self.outputs.report.write_json(report)
         text = markdown(report)
-        if self.settings.markdown:
-            write_text_atomically(self.settings.markdown, text)
+        if self.outputs.markdown:
+            self.outputs.markdown.write_text(text)
         step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
         if step_summary:
             with open(step_summary, "a", encoding="utf-8") as stream:

@@ -23,13 +23,13 @@ import pytest
 from pytest_agentic_evals.execution.environment import DEFAULT_TIMEOUT_SECONDS, RunSettings
 from pytest_agentic_evals.execution.rundirs import RunDir
 from pytest_agentic_evals.expectations.builtin import ExpectationKind, extra_schemas
-from pytest_agentic_evals.jsonio import write_json_atomically, write_text_atomically
 from pytest_agentic_evals.loading import load_fixture
 from pytest_agentic_evals.loading.fixture import FixtureError
 from pytest_agentic_evals.model import Case, Fixture
 from pytest_agentic_evals.probes import results, store
 from pytest_agentic_evals.probes.runner import CaseProbe, probe_fixture
 from pytest_agentic_evals.pytest_plugin.kinds import PluginError, gather_kinds
+from pytest_agentic_evals.pytest_plugin.outputs import Outputs
 from pytest_agentic_evals.pytest_plugin.settings import Settings
 from pytest_agentic_evals.pytest_plugin.worker import sandbox_settings
 from pytest_agentic_evals.regressions.registry import is_registry
@@ -44,9 +44,10 @@ class ProbeFailed(Exception):
 class Probing:
     """Collects fixtures as probe items, and writes what they found at the end."""
 
-    def __init__(self, config: pytest.Config, settings: Settings) -> None:
+    def __init__(self, config: pytest.Config, settings: Settings, outputs: Outputs) -> None:
         self.config = config
         self.settings = settings
+        self.outputs = outputs
         run_id = uuid.uuid4().hex[:12]
         run = RunDir(run_id)
         run_dir = run.open()
@@ -85,10 +86,10 @@ class Probing:
             path = store.record(fixture, results.store_records(probes), now)
             entries.append(results.fixture_entry(fixture, probes, str(path)))
         self.document = results.report(entries, self.run_id, now, self.settings.sandbox)
-        if self.settings.report:
-            write_json_atomically(self.settings.report, self.document)
-        if self.settings.markdown:
-            write_text_atomically(self.settings.markdown, results.markdown(self.document))
+        if self.outputs.report:
+            self.outputs.report.write_json(self.document)
+        if self.outputs.markdown:
+            self.outputs.markdown.write_text(results.markdown(self.document))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.document is None:

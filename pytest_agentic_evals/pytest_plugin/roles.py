@@ -23,6 +23,7 @@ from pytest_agentic_evals.execution.rundirs import RunDir, prune, remove_if_fini
 from pytest_agentic_evals.jsonio import output_path_problem, same_path
 from pytest_agentic_evals.pytest_plugin.controller import Controller, XdistHooks
 from pytest_agentic_evals.pytest_plugin.kinds import BUILTIN_KINDS_PLUGIN, BuiltinKinds
+from pytest_agentic_evals.pytest_plugin.outputs import pin_outputs
 from pytest_agentic_evals.pytest_plugin.probe import PLUGIN_NAME as PROBE_PLUGIN
 from pytest_agentic_evals.pytest_plugin.probe import Probing
 from pytest_agentic_evals.pytest_plugin.regressions import (
@@ -69,7 +70,8 @@ def register_roles(config: pytest.Config, settings: Settings) -> None:
         if hasattr(config, "workerinput") or distributes(config):
             raise pytest.UsageError("--agentic-evals-probe runs in one process: drop -n")
         # Probe items instead of trials: no trial runs, so no readiness is judged.
-        config.pluginmanager.register(Probing(config, settings), PROBE_PLUGIN)
+        config.pluginmanager.register(Probing(config, settings, pin_outputs(config, settings)),
+                                      PROBE_PLUGIN)
     elif hasattr(config, "workerinput"):
         _register_worker(config, settings)
     elif distributes(config):
@@ -157,7 +159,7 @@ def _add_controller(config: pytest.Config, settings: Settings, run_id: str) -> C
     results = RegressionResults() if collected_here() else None
     if results is not None:
         config.pluginmanager.register(results, RESULTS_PLUGIN_NAME)
-    controller = Controller(config, settings, run_id, results)
+    controller = Controller(config, settings, run_id, results, pin_outputs(config, settings))
     config.pluginmanager.register(controller, CONTROLLER_PLUGIN)
     return controller
 
