@@ -50,6 +50,11 @@ os.environ.setdefault("PYTHONPYCACHEPREFIX", _bytecode_prefix())
 sys.dont_write_bytecode = False
 sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"]
 
+# The key that seals probe results (pytest_agentic_evals.seals) is the tests' own, not one in
+# the home directory of whoever runs them.
+os.environ["XDG_STATE_HOME"] = os.path.join(tempfile.gettempdir(),
+                                            f"pytest-agentic-evals-state-{os.getuid()}")
+
 # An inner session run in this process (pytester's runpytest) puts sys.modules back, at its
 # end, as it was when the test started: every module it imported is imported again, compiled
 # code and all, by the next one (a tenth of a second or more for each session). Imported here,

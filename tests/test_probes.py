@@ -19,6 +19,7 @@ import jsonschema
 import pytest
 
 from pytest_agentic_evals.evidence.claims import capability_readiness
+from pytest_agentic_evals.evidence.provenance import oracle_sha256, test_source_sha256
 from pytest_agentic_evals.loading import load_fixture
 from pytest_agentic_evals.model import PASS
 from pytest_agentic_evals.probes import store
@@ -214,6 +215,65 @@ def test_coverage_uses_a_fresh_probe_both_ways_and_shows_a_stale_one(tmp_path: P
     assert guard["probe"]["stale_because"] == ["the skill's entrypoint changed"]
     table = cli("coverage", "show", str(fixture.parent)).stdout
     assert "stale probe result for gate-marker" in table
+
+
+def forged_record(case: Any, mutants: dict[str, str]) -> dict[str, Any]:
+    """What a skill can write beside its fixture: the case's identity hashes, which anyone can
+    compute from the skill, and results no probe saw."""
+    target, _ = locate(case)
+    assert target is not None
+    return {"test_source_sha256": test_source_sha256(case), "oracle_sha256": oracle_sha256(case),
+            "entrypoint_sha256": target.sha256, "mutants": mutants,
+            "probed_at": "2026-12-01T00:00:00+00:00"}
+
+
+def test_a_probe_result_no_probe_here_sealed_is_never_used(tmp_path: Path) -> None:
+    data = doubler_fixture()
+    data["cases"] = [c for c in data["cases"]
+                     if c["name"] in ("value", "refuses-nonzero", "gate-marker")]
+    path = make_skill(tmp_path / "doubler", data)
+    fixture = load_fixture(path)
+    killed_all = {"noop": "killed", "crash": "killed", "echo-args": "killed",
+                  "passthrough": "killed", "replay": "killed"}
+    forged = {c.name: forged_record(c, killed_all) for c in fixture.cases}
+    store_file = path.parent / store.FILENAME
+    store_file.write_text(json.dumps({"schema": store.SCHEMA, "version": 1, "fixtures": {
+        path.name: {"skill": "doubler", "cases": forged}}}))
+    seams = coverage_seams(path.parent)
+    assert seams["doubling"]["status"] == "weak_only"  # as without the file
+    guard = seams["doubling"]["cases"][0]
+    assert guard["oracle_source"] == "static"
+    assert guard["probe"]["state"] == "stale"
+    assert guard["probe"]["stale_because"] == [store.NOT_SEALED]
+
+    # A real probe's record, sealed, with what it saw changed afterwards: not used either.
+    assert cli("probe", str(path)).returncode == 1  # refuses-nonzero survives crash
+    stored = json.loads(store_file.read_text())
+    record = stored["fixtures"][path.name]["cases"]["refuses-nonzero"]
+    assert record["mutants"]["crash"] == "survived" and record["seal"]
+    assert coverage_seams(path.parent)["refusal"]["status"] == "weak_only"
+    record["mutants"]["crash"] = "killed"
+    store_file.write_text(json.dumps(stored))
+    seams = coverage_seams(path.parent)
+    assert seams["refusal"]["cases"][0]["probe"]["stale_because"] == [store.NOT_SEALED]
+    assert seams["refusal"]["cases"][0]["oracle_source"] == "static"
+    assert seams["doubling"]["cases"][0]["oracle_source"] == "probe"  # untouched: still used
+
+
+def test_a_seal_made_with_another_accounts_key_is_not_this_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_agentic_evals import seals
+    value = {"case": "greets", "mutants": {"noop": "killed"}}
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "elsewhere"))
+    elsewhere = seals.seal(value)
+    assert seals.is_sealed(value, elsewhere)
+    assert not seals.is_sealed({**value, "case": "other"}, elsewhere)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "here"))
+    assert not seals.is_sealed(value, elsewhere)  # no key here yet
+    assert seals.seal(value) != elsewhere and not seals.is_sealed(value, elsewhere)
+    assert oct((tmp_path / "here" / "agentic-evals" / seals.KEY_FILENAME).stat().st_mode)[-3:] \
+        == "600"
 
 
 def test_claims_take_a_fresh_probe_over_the_static_guess(tmp_path: Path) -> None:

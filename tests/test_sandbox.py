@@ -607,6 +607,27 @@ def test_a_trial_cannot_forge_the_report(
     assert alive_with(str(output_path)) == []
 
 
+def test_a_trial_cannot_read_the_key_that_seals_probe_results(
+    skill: Skill, visible: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_agentic_evals import seals
+    monkeypatch.setenv("XDG_STATE_HOME", str(visible))  # where the sandbox shows the files
+    seals.seal({"made": "the key"})
+    key = seals.key_directory() / seals.KEY_FILENAME
+    data = skill_fixture()
+    data["cases"].append({
+        "name": "reads-the-key", "type": "adversarial",
+        "command": ["bash", "-c", 'od -An -tx1 "$KEY" && echo READ'], "env": {"KEY": str(key)},
+        "expected": {"exit_code": 0, "stdout_contains": ["READ"]}})
+    result = run_cli("run", str(skill.write(data)), "--sandbox", "required", cwd=skill.root)
+    report = json.loads(result.stdout)
+    case = next(c for c in report["cases"] if c["name"] == "reads-the-key")
+    assert case["outcome"] == "FAIL" and result.returncode == 1
+    for trial in case["trials"]:
+        assert trial["isolation"]["sandbox"] == "bwrap"
+        assert "No such file" in trial["stderr"]["head"], trial["stderr"]
+
+
 LINKER = r"""
 if [ "$AGENTIC_EVALS_TRIAL" = 2 ]; then  # the run's last trial: no later one meets the links
   ln -sfn "$VICTIMS/report.txt" ../report.json

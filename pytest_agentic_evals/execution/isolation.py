@@ -31,6 +31,7 @@ from pytest_agentic_evals.execution.sandbox import (
 from pytest_agentic_evals.expectations.domains import DomainPolicy, unenforced_report
 from pytest_agentic_evals.expectations.proxy import DomainProxy, proxy_environment
 from pytest_agentic_evals.model import Case
+from pytest_agentic_evals.seals import key_directory
 
 
 @dataclass(frozen=True)
@@ -120,7 +121,7 @@ def _run_sandboxed(argv: list[str], case: Case, net: _Network, env: Mapping[str,
         workspace=place.workspace, scratch=place.scratch, cwd=place.cwd,
         network=net.network, writable=case.writable_paths,
         readable=(*place.readable, *runner_installation(), *net.visible()),
-        hidden=(runs_root(), *settings.hidden),
+        hidden=(runs_root(), key_directory(), *settings.hidden),
         lower=None if place.layers is None else place.layers.lower,
         work=None if place.layers is None else place.layers.work,
     )

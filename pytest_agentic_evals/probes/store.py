@@ -5,7 +5,8 @@ for every fixture there, keyed by the fixture's file name).  Each case's result 
 identity: the ``test_source_sha256`` and ``oracle_sha256`` of its provenance and the hash of
 the entrypoint the stand-ins replaced.  When any of the three differs now, the stored result
 is *stale*: it is shown, never used, and the static judgement stands until the case is probed
-again.
+again. So is a result without a valid seal (see :mod:`pytest_agentic_evals.seals`): the
+hashes say which case a result describes, the seal that a probe here wrote it.
 
 Pure: nothing here runs a command.
 """
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_agentic_evals import seals
 from pytest_agentic_evals.evidence.provenance import oracle_sha256, test_source_sha256
 from pytest_agentic_evals.jsonio import write_json_atomically
 from pytest_agentic_evals.model import Case, Fixture
@@ -105,8 +107,21 @@ def stored_cases(fixture: Fixture) -> Mapping[str, Any]:
     return cases if isinstance(cases, dict) else {}
 
 
-def judge_stored(case: Case, record: Any) -> Stored:
-    """A stored record against the case as it is now: fresh only when all three hashes match."""
+# What a case's seal covers: the case it describes and what the probe saw.
+SEALED_KEYS = ("test_source_sha256", "oracle_sha256", "entrypoint_sha256", "mutants",
+               "probed_at")
+NOT_SEALED = ("not sealed by `agentic-evals probe` with this account's key on this machine "
+              "(written by hand, by the skill, or elsewhere): probe the case here")
+
+
+def _sealed_part(fixture_name: str, case_name: str, record: Mapping[str, Any]) -> dict[str, Any]:
+    return {"fixture": fixture_name, "case": case_name,
+            **{key: record.get(key) for key in SEALED_KEYS}}
+
+
+def judge_stored(case: Case, record: Any, fixture_name: str) -> Stored:
+    """A stored record against the case as it is now: fresh only when it bears this account's
+    seal and all three hashes match."""
     if not isinstance(record, dict):
         return NOTHING
     statuses = record.get("mutants")
@@ -120,6 +135,8 @@ def judge_stored(case: Case, record: Any) -> Stored:
         changed.append("the case's oracle changed (oracle_sha256)")
     if target is None or record.get("entrypoint_sha256") != target.sha256:
         changed.append("the skill's entrypoint changed")
+    if not seals.is_sealed(_sealed_part(fixture_name, case.name, record), record.get("seal")):
+        changed.append(NOT_SEALED)
     probed_at = record.get("probed_at") if isinstance(record.get("probed_at"), str) else None
     return Stored(STALE if changed else FRESH, statuses, probed_at, tuple(changed))
 
@@ -127,7 +144,8 @@ def judge_stored(case: Case, record: Any) -> Stored:
 def load(fixture: Fixture) -> dict[str, Stored]:
     """Every case's stored result, judged: absent cases are absent."""
     records = stored_cases(fixture)
-    return {case.name: judge_stored(case, records.get(case.name)) for case in fixture.cases}
+    return {case.name: judge_stored(case, records.get(case.name), fixture.path.name)
+            for case in fixture.cases}
 
 
 def record(fixture: Fixture, cases: Mapping[str, dict[str, Any]], probed_at: str) -> Path:
@@ -143,6 +161,7 @@ def record(fixture: Fixture, cases: Mapping[str, dict[str, Any]], probed_at: str
     kept = {name: value for name, value in kept.items() if name in names}
     for name, value in cases.items():
         kept[name] = dict(value, probed_at=probed_at)
+        kept[name]["seal"] = seals.seal(_sealed_part(fixture.path.name, name, kept[name]))
     entry["cases"] = dict(sorted(kept.items()))
     write_json_atomically(path, data)
     return path

@@ -1,0 +1,71 @@
+"""Seals on what the runner keeps between runs, so that a skill cannot write it instead.
+
+A probe result kept beside a fixture turns the judgement of a case's oracle from the static
+heuristic into what a probe saw; its hashes say which case it describes, and anyone can
+compute them from the skill. A file the skill ships, or writes while a trial runs, could
+claim an oracle killed every stand-in. So each stored result carries a seal: an HMAC with a
+key of this account on this machine, kept in its state directory, which sandboxed trials do
+not see (it is hidden like the run directories). A result without a valid seal is shown and
+never used; one made on another machine or account is probed again here.
+
+Pure: no pytest import.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import json
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+KEY_FILENAME = "probe-key"
+
+
+def key_directory() -> Path:
+    """Where this account keeps the key: ``$XDG_STATE_HOME/agentic-evals`` (by default
+    ``~/.local/state/agentic-evals``)."""
+    state = os.environ.get("XDG_STATE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "state")
+    return Path(state) / "agentic-evals"
+
+
+def _key(create: bool) -> bytes | None:
+    path = key_directory() / KEY_FILENAME
+    with contextlib.suppress(OSError):
+        key = path.read_bytes()
+        if len(key) >= 32:
+            return key
+    if not create:
+        return None
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    except FileExistsError:  # made meanwhile by another process: that one is the key
+        return _key(create=False)
+    with os.fdopen(handle, "wb") as stream:
+        stream.write(secrets.token_bytes(32))
+    return _key(create=False)
+
+
+def seal(value: Any) -> str:
+    """The seal of a JSON value, making this account's key when it has none."""
+    key = _key(create=True)
+    assert key is not None
+    return _mac(key, value)
+
+
+def is_sealed(value: Any, claimed: Any) -> bool:
+    """Whether ``claimed`` is the seal of ``value`` made with this account's key."""
+    key = _key(create=False)
+    if key is None or not isinstance(claimed, str):
+        return False
+    return hmac.compare_digest(_mac(key, value), claimed)
+
+
+def _mac(key: bytes, value: Any) -> str:
+    canonical = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hmac.new(key, canonical.encode("utf-8"), hashlib.sha256).hexdigest()
