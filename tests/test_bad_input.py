@@ -602,3 +602,37 @@ def test_a_summary_the_locale_cannot_spell_is_printed_whole(
     assert result.returncode == 0, result.stderr
     assert shown in result.stdout
     assert "READY" in result.stdout
+
+
+GROWER = """
+if [ -z "${1:-}" ]; then echo "error: name required" >&2; exit 2; fi
+echo "hello, $1"
+echo '{"greeting": "hello"}' > out.json
+truncate -s 15T "$GROW"
+"""
+
+
+@pytest.mark.parametrize("grown", ["/proc/self/fd/1", "/proc/self/fd/2", "out.json"])
+def test_output_a_trial_extends_without_writing_it_is_not_read_for_hours(
+    skill: Skill, grown: str
+) -> None:
+    # 15 TiB in an instant, and no disk: read to the end (to search stdout for what it must
+    # not hold, or to hash an expected artifact) it kept the runner busy for about 11 hours.
+    (skill.root / "grow.sh").write_text(GROWER)
+    data = skill_fixture()
+    data["cases"][0].update(command=["bash", "../grow.sh", "Ada"], env={"GROW": grown})
+    data["cases"][0]["expected"].update(
+        stdout_excludes=["Traceback"], stderr_excludes=["Traceback"],
+        artifacts=[{"path": "out.json", "min_bytes": 1, "sha256": "0" * 64}])
+    result = run_cli("run", str(skill.write(data)), cwd=skill.root)
+    assert result.returncode == 1, result.stderr
+    trial = json.loads(result.stdout)["cases"][0]["trials"][0]
+    assert trial["outcome"] == "FAIL"
+    if grown == "out.json":
+        assert trial["problems"] == ["artifacts[0] out.json: sha256: the file was extended "
+                                     "without being written (it has holes): not hashed"]
+        assert trial["artifact_hashes"] == {}
+    else:
+        stream = "stdout" if grown.endswith("1") else "stderr"
+        assert f"{stream} was extended without being written" in trial["problems"][0]
+        assert trial[stream]["bytes"] < 1024 * 1024

@@ -194,6 +194,18 @@ def test_without_a_pointer_a_string_equals_the_file_as_text_or_as_json(
     assert (failures == []) is passes, failures
 
 
+def test_checks_of_the_whole_file_never_read_a_file_too_large_to_parse(tmp_path: Path) -> None:
+    big = tmp_path / "ws" / "image.bin"
+    big.parent.mkdir(parents=True)
+    with big.open("wb") as stream:
+        stream.write(b"data")
+        stream.truncate(300 * 1024 * 1024)  # more than an assertion parses
+    assert artifact_failures(tmp_path, {"path": "image.bin", "min_bytes": 1},
+                             {"path": "image.bin", "exists": True}) == []
+    [failure] = artifact_failures(tmp_path, {"path": "image.bin", "sha256": "0" * 64})
+    assert "extended without being written (it has holes): not hashed" in failure
+
+
 def test_a_number_too_long_to_convert_is_not_valid_json(tmp_path: Path) -> None:
     write(tmp_path / "ws", "r.json", '{"n": ' + "1" * 5000 + "}")
     failures = artifact_failures(tmp_path, {"path": "r.json", "json_pointer": "/n", "equals": 1})

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import secrets
 import shutil
 import sys
@@ -31,7 +32,7 @@ from pytest_agentic_evals.expectations.builtin import (
 )
 from pytest_agentic_evals.expectations.domains import FAILURE_PREFIXES
 from pytest_agentic_evals.expectations.observation import ArtifactError, Observation
-from pytest_agentic_evals.expectations.output import excerpt
+from pytest_agentic_evals.expectations.output import excerpt, first_hole
 from pytest_agentic_evals.expectations.trajectory import trial_usage
 from pytest_agentic_evals.model import (
     BLOCKED,
@@ -279,6 +280,7 @@ def _judge(
     if process.setup_error:
         return BLOCKED, [process.setup_error], []
     hygiene = [process.integrity_error] if process.integrity_error else []
+    hygiene += _cut_unwritten_output(process)
     if process.timed_out:
         hygiene.append(f"timed out after {timeout:g}s; the process group was killed")
     if process.left_behind:
@@ -316,12 +318,25 @@ def _judge(
     return FAIL, hygiene + failures, markers
 
 
+def _cut_unwritten_output(process: ProcessResult) -> list[str]:
+    """Cut stdout and stderr where the trial extended them without writing (see first_hole),
+    so that nothing reads them for hours; such a trial fails."""
+    problems = []
+    for name, path in (("stdout", process.stdout_path), ("stderr", process.stderr_path)):
+        hole = first_hole(path)
+        if hole is not None:
+            os.truncate(path, hole)
+            problems.append(f"{name} was extended without being written (a hole at byte "
+                            f"{hole}, by truncate or a seek): kept up to there")
+    return problems
+
+
 def _artifact_hashes(case: Case, observation: Observation) -> dict[str, str]:
     hashes = {}
     for relative, outside in output_paths(case):
         try:
             path = observation.resolve(relative, outside)
-            if path.is_file():
+            if path.is_file() and first_hole(path) is None:
                 hashes[relative] = file_sha256(path)
         except (ArtifactError, OSError):
             continue

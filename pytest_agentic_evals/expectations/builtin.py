@@ -21,6 +21,7 @@ import jsonpointer
 from pytest_agentic_evals.expectations.budget import BUDGET_NOT_TESTED, check_budget
 from pytest_agentic_evals.expectations.domains import check_allowed, check_disallowed
 from pytest_agentic_evals.expectations.observation import STREAMS, ArtifactError, Observation
+from pytest_agentic_evals.expectations.output import first_hole
 from pytest_agentic_evals.expectations.trajectory import NOT_TESTED_PREFIXES, check_trajectory
 from pytest_agentic_evals.jsonvalues import json_equal, json_type
 
@@ -150,6 +151,9 @@ def _check_artifacts(assertions: list[dict[str, Any]], observation: Observation)
 
 
 _NEEDS_JSON = ("is_true", "is_type", "min_length")
+# The checks that read the file's text when it is not read as JSON; the others (min_bytes,
+# sha256, exists, ...) look at the file as a whole, whatever its size.
+_READS_TEXT = ("equals", "equals_artifact", "excludes", "matches_regex")
 
 
 def check_artifact(assertion: Mapping[str, Any], observation: Observation) -> list[str]:
@@ -176,8 +180,10 @@ def check_artifact(assertion: Mapping[str, Any], observation: Observation) -> li
     needs_json = "json_pointer" in assertion or any(k in assertion for k in _NEEDS_JSON)
     if "equals" in assertion and not isinstance(assertion["equals"], str):
         needs_json = True
-    value: Any = _json_value(path, assertion.get("json_pointer", "")) if needs_json else None
-    if not needs_json:
+    value: Any = None
+    if needs_json:
+        value = _json_value(path, assertion.get("json_pointer", ""))
+    elif any(key in assertion for key in _READS_TEXT):
         value = _read_text(path)
 
     if "equals" in assertion and not (
@@ -199,7 +205,10 @@ def _file_checks(assertion: Mapping[str, Any], path: Path) -> list[str]:
     size = path.stat().st_size
     if "min_bytes" in assertion and size < assertion["min_bytes"]:
         failures.append(f"min_bytes: expected at least {assertion['min_bytes']}, file has {size}")
-    if "sha256" in assertion:
+    if "sha256" in assertion and first_hole(path) is not None:
+        failures.append("sha256: the file was extended without being written (it has holes): "
+                        "not hashed")
+    elif "sha256" in assertion:
         digest = file_sha256(path)
         # Bare hex, or "sha256:<hex>" as the earlier tool wrote it.
         wanted = assertion["sha256"].lower().removeprefix("sha256:")

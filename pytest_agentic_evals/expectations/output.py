@@ -7,6 +7,7 @@ gigabytes. Matching reads the file in chunks; the report keeps only a head and a
 from __future__ import annotations
 
 import codecs
+import os
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -27,6 +28,23 @@ EXCERPT_BYTES = 2048
 REDACTION_MARGIN_BYTES = 8192
 LONGEST_SECRET_CHARS = 4096
 REDACTION_WINDOW_LIMIT = 1024 * 1024  # memory stays bounded, whatever the stream holds
+
+
+def first_hole(path: Path) -> int | None:
+    """Where the first hole of a file starts, None when it has none.
+
+    A trial can make a file terabytes long in an instant without writing it (truncate, or a
+    seek past the end): reading it to the end, to search or hash it, would keep the runner busy
+    for hours after a trial of milliseconds. A file written byte by byte has no hole. (None too
+    where the file system cannot tell.)
+    """
+    try:
+        with path.open("rb") as stream:
+            size = os.fstat(stream.fileno()).st_size
+            hole = os.lseek(stream.fileno(), 0, os.SEEK_HOLE) if size else size
+    except OSError:
+        return None
+    return hole if hole < size else None
 
 
 def decoded_chunks(path: Path) -> Iterator[str]:
