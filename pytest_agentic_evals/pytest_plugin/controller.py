@@ -80,6 +80,10 @@ class Controller:
         self.failed_tests: list[tuple[str, str] | None] = []
         # Whether every failed test is a trial of an optional case of a passing fixture.
         self.failures_excused = False
+        # Whether the session was stopped (pytest.exit, Ctrl-C) before it ran what it collected.
+        self.stopped_early = False
+        # Node ids of the fixture files xdist's workers collected trials of.
+        self.collected_fixtures: set[str] = set()
         # SIGTERM and SIGHUP, handled as Ctrl-C (set by the roles).
         self.termination: Termination | None = None
         # Fixture files that pytest's norecursedirs kept from collection, for the summary.
@@ -103,6 +107,13 @@ class Controller:
         self.unknown_cases |= set(catalog["unknown_cases"])
         self.hidden |= set(catalog.get("hidden", ()))
         self.fixtures.update(fixtures or {})
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:  # a file that did not collect is a failed test that no gate excuses
+            self.failed_tests.append(None)
+
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        self.stopped_early = True  # pytest.exit() or Ctrl-C: whatever the status it asked for
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         rejected = rejected_file(report.nodeid)
@@ -168,7 +179,7 @@ class Controller:
         self.gate_failures += self.gate_reasons()
         self.failures_excused = self.only_optional_failures()
         regressions = self.regressions.in_order() if self.regressions else []
-        if not (self.catalog or regressions or self.rejected):
+        if not (self.catalog or regressions or self.rejected or self.collected_fixtures):
             where = ", ".join(self.config.args) or str(self.config.invocation_params.dir)
             self.notes.append(f"no fixture found: looked for {', '.join(self.settings.files)} "
                               f"under {where}")
@@ -180,7 +191,14 @@ class Controller:
     def catalog_lost_fixtures(self) -> None:
         """Fixtures with results but no catalog: every worker that collected one died before
         sending its catalog. What their results show is all that is known of them."""
+        for nodeid in sorted(self.collected_fixtures - set(self.results) - set(self.catalog)):
+            self.gate_failures.append(
+                f"{nodeid}: collected, but no trial of it was run or reported (the workers "
+                "ended before): the run cannot be judged")
         for nodeid in sorted(set(self.results) - set(self.catalog)):
+            self.gate_failures.append(
+                f"{nodeid}: the workers that ran its trials ended before saying which trials "
+                "were selected: the run cannot be judged whole")
             selected: dict[str, list[int]] = defaultdict(list)
             for case, trial in self.results[nodeid]:
                 selected[case].append(trial)
@@ -261,7 +279,7 @@ class Controller:
         """Whether every failed test is a trial of an optional case of a fixture that passes
         the gate: such failures are shown, and leave the exit status 0. Decided before the
         report hook runs, so that nothing a hook writes can widen it."""
-        return bool(self.failed_tests) and all(
+        return not self.stopped_early and bool(self.failed_tests) and all(
             failed is not None and excused_failure(self.judged.get(failed[0]), failed[1])
             for failed in self.failed_tests
         )
@@ -425,6 +443,13 @@ class XdistHooks:
         if self.controller.settings.durations and config.getvalue("dist") == "load":
             return LongestFirstScheduling(config, log)
         return None
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        for nodeid in ids:
+            key = parse_trial_nodeid(nodeid)
+            if key is not None:
+                self.controller.collected_fixtures.add(key[0])
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
