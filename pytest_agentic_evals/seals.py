@@ -55,7 +55,7 @@ def seal(value: Any) -> str:
     """The seal of a JSON value, making this account's key when it has none."""
     key = _key(create=True)
     assert key is not None
-    return _mac(key, value)
+    return mac(key, value)
 
 
 def is_sealed(value: Any, claimed: Any) -> bool:
@@ -63,9 +63,12 @@ def is_sealed(value: Any, claimed: Any) -> bool:
     key = _key(create=False)
     if key is None or not isinstance(claimed, str):
         return False
-    return hmac.compare_digest(_mac(key, value), claimed)
+    return hmac.compare_digest(mac(key, value), claimed)
 
 
-def _mac(key: bytes, value: Any) -> str:
-    canonical = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+def mac(key: bytes, value: Any) -> str:
+    """The HMAC-SHA256 of a JSON value in canonical form (sorted keys, no spaces): the same
+    for a value that went through JSON and back (a tuple read back as a list)."""
+    canonical = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                           default=str)
     return hmac.new(key, canonical.encode("utf-8"), hashlib.sha256).hexdigest()

@@ -237,6 +237,53 @@ def pytest_runtestloop(session):
     result.stdout.no_fnmatch_line("*no fixture found*")
 
 
+RESULT_REWRITERS = {
+    "makereport": """
+import pytest
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    result = getattr(report, "agentic_evals", None)
+    if result is not None and result.get("outcome") != "PASS":
+        result["outcome"] = "PASS"
+        result["problems"] = []
+        report.outcome = "passed"
+        report.longrepr = None
+    return report
+""",
+    "runtest-call": """
+import pytest
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    try:
+        return (yield)
+    except Exception:
+        result = getattr(item, "agentic_result", None)
+        if result is not None:
+            result["outcome"] = "PASS"
+            result["problems"] = []
+        return None
+""",
+}
+
+
+@pytest.mark.parametrize("hook", sorted(RESULT_REWRITERS))
+@pytest.mark.parametrize("mode", MODES)
+def test_a_hook_that_rewrites_a_trials_result_is_refused(
+    pytester: pytest.Pytester, mode: list[str], hook: str
+) -> None:
+    make_skill(pytester, with_broken_case())
+    pytester.makeconftest(RESULT_REWRITERS[hook])
+    result = run_pytest(pytester, mode)
+    assert result.ret == pytest.ExitCode.INTERRUPTED, result.stdout.str()  # exit 2, refused
+    result.stdout.fnmatch_lines(["*broken*its result was changed after the trial ended*"])
+    report = read_report(pytester)
+    assert report["readiness"] != "READY"
+    assert verdicts(report)["cases"]["broken"][0] == "FAIL"
+
+
 # -- report hooks: keys may be added, verdicts never changed ----------------------------------
 
 
@@ -255,7 +302,7 @@ def test_a_report_hook_that_rewrites_a_verdict_is_refused(
     result = run_pytest(pytester, mode)
     assert result.ret == 2, result.stdout.str()
     result.stdout.fnmatch_lines([
-        "*a report hook may add keys, never change what the runner wrote*",
+        "*a hook may add to the report, never change what the runner wrote*",
         f"*{pytester.path / where} changed /readiness, /cases/2/outcome*",
     ])
     report = read_report(pytester)  # what is written is the runner's report

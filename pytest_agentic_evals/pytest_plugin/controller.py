@@ -8,8 +8,10 @@ directly. Either way the verdicts are computed here, from the same data, by the 
 from __future__ import annotations
 
 import copy
+import hmac
 import inspect
 import os
+import secrets
 import signal
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
@@ -36,10 +38,13 @@ from pytest_agentic_evals.pytest_plugin.worker import (
     DURATIONS_CACHE_KEY,
     NOT_TESTED_ATTRIBUTE,
     RESULT_ATTRIBUTE,
+    RESULT_KEY,
+    RESULT_SEAL_ATTRIBUTE,
     RUN_ID_KEY,
 )
 from pytest_agentic_evals.redaction import Redactor, escape_controls
 from pytest_agentic_evals.report import build_fixture_report, session_report
+from pytest_agentic_evals.seals import mac
 from pytest_agentic_evals.summary import fixture_reports, markdown, terminal_lines
 from pytest_agentic_evals.verdicts import excused_failure, fixture_gate, rewritten
 
@@ -59,6 +64,8 @@ class Controller:
         self.config = config
         self.settings = settings
         self.outputs = outputs
+        # The key of the run's result seals (worker.RESULT_SEAL_ATTRIBUTE), for its workers.
+        self.result_key = secrets.token_bytes(32)
         self.run_id = run_id
         self.regressions = regressions
         # node id of a fixture file -> {"path", "trials", "selected", ...} (see worker.Catalog)
@@ -131,6 +138,15 @@ class Controller:
         if earlier is not None and earlier["outcome"] != PASS:
             return  # every attempt counts: a later attempt never turns a trial that did not
             # pass (failed, blocked) into a pass
+        if result is not None and not hmac.compare_digest(
+                mac(self.result_key, result), str(getattr(report, RESULT_SEAL_ATTRIBUTE, ""))):
+            # Changed after the trial ended, by a hook: what the trial did is not known.
+            self.tampering.append(f"{report.nodeid}: its result was changed after the trial "
+                                  "ended (by a pytest_runtest_call or pytest_runtest_makereport "
+                                  "hook): refused, the trial counts as failed")
+            result = _incomplete_trial(report, trial)
+            result.update(problems=["its result was changed by a hook after the trial ended"],
+                          infrastructure=False)
         if result is not None:
             result = share_parts(result, self.shared)
             # The report keeps the compact result too (pytest keeps every report to the end).
@@ -293,7 +309,7 @@ class Controller:
         if regressions:
             report["regressions"] = regressions
         report = redactor.document(report)
-        self.tampering = self.call_report_hooks(report)
+        self.tampering += self.call_report_hooks(report)
         report = redactor.document(report)
         if self.outputs.report:
             self.outputs.report.write_json(report)
@@ -413,7 +429,7 @@ class Controller:
             for reason in self.gate_failures:
                 write(f"  {reason}", red=True)
         if self.tampering:
-            write("agentic-evals: session failed: a report hook may add keys, never change what "
+            write("agentic-evals: session failed: a hook may add to the report, never change what "
                   "the runner wrote (its changes were undone):", red=True, bold=True)
             for refused in self.tampering:
                 write(f"  {refused}", red=True)
@@ -435,6 +451,7 @@ class XdistHooks:
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput[RUN_ID_KEY] = self.controller.run_id
+        node.workerinput[RESULT_KEY] = self.controller.result_key.hex()
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:

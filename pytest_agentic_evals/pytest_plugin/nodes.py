@@ -38,6 +38,7 @@ from pytest_agentic_evals.loading import load_fixture
 from pytest_agentic_evals.loading.fixture import FixtureError
 from pytest_agentic_evals.model import BLOCKED, FAIL, INFRA_BLOCKED, Case, Fixture, TrialResult
 from pytest_agentic_evals.redaction import escape_controls
+from pytest_agentic_evals.seals import mac
 
 EXCERPT_LINES = 20  # of each stream, in a failure's text
 
@@ -66,6 +67,7 @@ class Collecting(Protocol):
 
     run_settings: RunSettings
     stops: CaseStops | None  # None: every trial runs, whatever the case's earlier trials did
+    result_key: bytes  # seals each trial's result as it ends (see worker.RESULT_SEAL_ATTRIBUTE)
 
     def kinds(self, hook: Any) -> dict[str, ExpectationKind]: ...
 
@@ -105,6 +107,7 @@ class FixtureFile(pytest.File):
                     self, name=name, nodeid=f"{self.nodeid}::{name}", fixture=fixture, case=case,
                     trial=trial, trials=trials, kinds=kinds,
                     run_settings=self.collecting.run_settings, stops=self.collecting.stops,
+                    result_key=self.collecting.result_key,
                 )
 
 
@@ -222,10 +225,12 @@ class TrialItem(pytest.Item):
         trials: int,
         kinds: dict[str, ExpectationKind],
         run_settings: RunSettings,
+        result_key: bytes,
         stops: CaseStops | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        self.result_key = result_key
         self.kinds = kinds
         self.fixture = fixture
         self.case = case
@@ -235,6 +240,7 @@ class TrialItem(pytest.Item):
         self.stops = stops
         # The trial's result, for the worker to put on the test report.
         self.agentic_result: TrialResult | None = None
+        self.agentic_seal: str | None = None
         self.extra_keyword_matches.update(case.tags)
         for tag in case.tags:
             self.add_marker(tag)
@@ -242,10 +248,10 @@ class TrialItem(pytest.Item):
     def runtest(self) -> None:
         stop = self.stops.reason(self.fixture, self.case) if self.stops else None
         if stop is not None:
-            self.agentic_result = stopped_trial(self.trial, stop)
+            self.ended(stopped_trial(self.trial, stop))
             pytest.skip(stop)
         result = run_trial(self.fixture, self.case, self.trial, self.run_settings, self.kinds)
-        self.agentic_result = result
+        self.ended(result)
         self.user_properties += [
             ("case", self.case.name),
             ("trial", str(self.trial)),
@@ -260,6 +266,11 @@ class TrialItem(pytest.Item):
             raise TrialFailed(TrialFailure.of(self.case, self.trial, self.trials, result))
         if result["outcome"] in (BLOCKED, INFRA_BLOCKED):
             pytest.skip(result["problems"][0])
+
+    def ended(self, result: TrialResult) -> None:
+        """Keep the trial's result, sealed before any hook sees it."""
+        self.agentic_result = result
+        self.agentic_seal = mac(self.result_key, result)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         tbstyle = style or self.config.getoption("tbstyle", "auto")

@@ -36,6 +36,7 @@ from pytest_agentic_evals.pytest_plugin.regressions import (
 from pytest_agentic_evals.pytest_plugin.settings import Settings
 from pytest_agentic_evals.pytest_plugin.termination import Termination
 from pytest_agentic_evals.pytest_plugin.worker import (
+    RESULT_KEY,
     RUN_ID_KEY,
     Publish,
     Worker,
@@ -115,10 +116,11 @@ def _register_worker(config: pytest.Config, settings: Settings) -> None:
     """An xdist worker: it joins the run its controller named (on a host of its own, it makes
     the directory there)."""
     run_id = config.workerinput[RUN_ID_KEY]  # type: ignore[attr-defined]
+    result_key = bytes.fromhex(config.workerinput[RESULT_KEY])  # type: ignore[attr-defined]
     termination = Termination()
     termination.install(config.add_cleanup, unblock=True)  # the controller started it blocked
     _add_worker(config, settings, RunDir(run_id, prune=False), publish_to_controller(config),
-                termination)
+                termination, result_key)
 
 
 def _register_controller(config: pytest.Config, settings: Settings) -> None:
@@ -142,7 +144,8 @@ def _register_serial_run(config: pytest.Config, settings: Settings) -> None:
     controller = _add_controller(config, settings, run.run_id)
     controller.termination = Termination()
     controller.termination.install(config.add_cleanup)
-    _add_worker(config, settings, run, controller.fold_catalog, controller.termination)
+    _add_worker(config, settings, run, controller.fold_catalog, controller.termination,
+                controller.result_key)
 
 
 class Pruning:
@@ -165,8 +168,8 @@ def _add_controller(config: pytest.Config, settings: Settings, run_id: str) -> C
 
 
 def _add_worker(config: pytest.Config, settings: Settings, run: RunDir, publish: Publish,
-                termination: Termination) -> None:
-    worker = Worker(config, settings, run, publish, termination)
+                termination: Termination, result_key: bytes) -> None:
+    worker = Worker(config, settings, run, publish, termination, result_key)
     config.add_cleanup(run.close)  # the run is over here: its directory goes unless it kept any
     config.pluginmanager.register(worker, WORKER_PLUGIN)
     if collected_here():

@@ -42,6 +42,11 @@ from pytest_agentic_evals.regressions.registry import is_registry
 CATALOG_KEY = "agentic_evals_catalog"  # in workeroutput: what the worker collected
 RUN_ID_KEY = "agentic_evals_run_id"  # in workerinput: the run the controller opened
 RESULT_ATTRIBUTE = "agentic_evals"  # on a trial's test report: its result
+# On a trial's test report: the seal of its result, made when the trial ended, before any hook
+# saw it; and, in workerinput, the key of the run's seals. A hook that changed the result
+# (a pytest_runtest_call or pytest_runtest_makereport wrapper) is found out by the controller.
+RESULT_SEAL_ATTRIBUTE = "agentic_evals_seal"
+RESULT_KEY = "agentic_evals_result_key"
 DURATIONS_CACHE_KEY = "agentic_evals/durations"  # in pytest's cache: the last run's durations
 LAST_DURATIONS = "last"  # --agentic-evals-durations last: the durations in pytest's cache
 # On a trial's test report: why the trial counts as not tested (a skip or xfail marker).
@@ -98,9 +103,10 @@ class Worker:
 
     def __init__(
         self, config: pytest.Config, settings: Settings, run: RunDir, publish: Publish,
-        termination: Termination,
+        termination: Termination, result_key: bytes,
     ) -> None:
         self.config = config
+        self.result_key = result_key
         self.termination = termination
         termination.on_signal = self.signalled
         self.session: pytest.Session | None = None
@@ -282,6 +288,7 @@ class Worker:
         result = item.agentic_result
         if call.when == "call" and result is not None:
             setattr(report, RESULT_ATTRIBUTE, result)
+            setattr(report, RESULT_SEAL_ATTRIBUTE, item.agentic_seal)
         return report
 
 
