@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
-from pytest_agentic_evals.problems import InputError, Problem
+from pytest_agentic_evals.problems import InputError, Problem, pointer_for
 
 
 def display_path(path: Path) -> str:
@@ -57,7 +57,40 @@ def decode_json(raw: bytes, shown: str) -> Any:
         duplicated = True
     if duplicated:
         return _explained_decode(raw, shown)  # raises, naming every problem
+    if _SURROGATE_ESCAPE.search(raw):
+        problems: list[Problem] = []
+        _find_lone_surrogates(data, (), shown, problems)
+        if problems:
+            raise InputError(problems)
     return data
+
+
+# Only an escape (\ud800) puts half of a UTF-16 pair in a JSON string: UTF-8 cannot hold one.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _find_lone_surrogates(node: Any, parts: tuple[Any, ...], shown: str,
+                          problems: list[Problem]) -> None:
+    """Every string (key or value) holding half of a UTF-16 pair without the other half: not
+    text, so it would load and then fail wherever it is written or hashed."""
+    texts: list[tuple[tuple[Any, ...], str]] = []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            texts.append(((*parts, key), key))
+            _find_lone_surrogates(value, (*parts, key), shown, problems)
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            _find_lone_surrogates(value, (*parts, index), shown, problems)
+    elif isinstance(node, str):
+        texts.append((parts, node))
+    for where, text in texts:
+        found = _LONE_SURROGATE.search(text)
+        if found:
+            problems.append(Problem(shown, pointer_for(*where).encode("utf-8", "backslashreplace")
+                                    .decode(), f"contains \\u{ord(found.group()):04x}, half of a "
+                                    "UTF-16 pair without its other half: not text; write the "
+                                    "character itself"))
 
 
 def read_json(path: Path, what: str) -> tuple[Any, bytes]:
@@ -335,20 +368,33 @@ _OUTPUT_SCHEMAS = (
     "regressions_audit", "regressions_verification", "apply_scaffolds", "journey_plan",
     "journey_scaffold", "coverage_audit", "regressions_verify", "scaffold_apply_report",
 )
-_EARLIER_OUTPUT = re.compile(
-    rb'"schema"\s*:\s*"agentic_evals\.(?:' + "|".join(_OUTPUT_SCHEMAS).encode()
-    + rb')\.v\d+"|\A\s*## (?:agentic-evals|Vacuity probe): ')
+_OUTPUT_SCHEMA = re.compile(r"agentic_evals\.(?:" + "|".join(_OUTPUT_SCHEMAS) + r")\.v\d+")
+_MARKDOWN_SUMMARY = re.compile(rb"\A\s*## (?:agentic-evals|Vacuity probe): ")
+# An earlier output larger than this is told by its first bytes alone (its schema first).
+_PARSED_OUTPUT_BYTES = 64 * 1024 * 1024
 _HEAD_BYTES = 1024
 
 
 def _holds_something_else(path: str) -> bool:
-    """True when ``path`` is a file with content that no run of the product wrote."""
+    """True when ``path`` is a file with content that no run of the product wrote.
+
+    A document the commands write says what it is in its top-level ``schema``; the same words
+    elsewhere (a fixture's input artifact holding a report, say) make it nothing of ours.
+    """
     try:
         with open(path, "rb") as stream:
             head = stream.read(_HEAD_BYTES)
-    except OSError:
-        return True  # unreadable: it cannot be told from the user's own file
-    return bool(head.strip()) and not _EARLIER_OUTPUT.search(head)
+            if not head.strip() or _MARKDOWN_SUMMARY.search(head):
+                return False
+            if os.fstat(stream.fileno()).st_size > _PARSED_OUTPUT_BYTES:
+                first = re.match(rb'\A\s*\{\s*"schema"\s*:\s*"([^"]*)"', head)
+                schema: Any = first.group(1).decode("utf-8", "replace") if first else None
+            else:
+                document = json.loads(head + stream.read())
+                schema = document.get("schema") if isinstance(document, dict) else None
+    except (OSError, ValueError, RecursionError):
+        return True  # unreadable, or not a JSON document: it cannot be told from the user's
+    return not (isinstance(schema, str) and _OUTPUT_SCHEMA.fullmatch(schema))
 
 
 def output_path_problem(path: str) -> str | None:

@@ -92,6 +92,29 @@ def test_validate_refuses_a_nul_byte_in_one_line_per_problem(skill: Skill) -> No
     ])
 
 
+@pytest.mark.parametrize("where", ["/skill", "/cases/0/command/2",
+                                   "/cases/0/expected/stdout_contains/0", "/cases/0/env/NAME"])
+def test_half_a_utf16_pair_is_refused_at_load_wherever_it_is(skill: Skill, where: str) -> None:
+    # JSON can spell it ("\\ud800"); no text holds it: it loaded, every trial ran, and the
+    # report could not be written (a traceback, no report).
+    data = skill_fixture()
+    data["cases"][0]["env"] = {"NAME": "Ada"}
+    text = json.dumps(data, indent=2)
+    for old in {"/skill": ['"greeter"'], "/cases/0/command/2": ['"Ada"\n'],
+                "/cases/0/expected/stdout_contains/0": ['"hello, Ada"'],
+                "/cases/0/env/NAME": ['"NAME": "Ada"']}[where]:
+        assert old in text
+        new = old.replace("Ada", "Ada\\udc80").replace('"greeter"', '"greeter\\ud800"')
+        text = text.replace(old, new, 1)
+    fixture = skill.write(text)
+    for command in ("validate", "run"):
+        result = run_cli(command, str(fixture), cwd=skill.root)
+        assert result.returncode == 2, result.stderr
+        assert "Traceback" not in result.stderr
+        lines(result.stderr).fnmatch_lines([f"*agentic_eval.json: {where}: contains \\u*, half "
+                                            "of a UTF-16 pair*"])
+
+
 def test_run_refuses_a_nul_byte_in_argv_before_any_trial(skill: Skill) -> None:
     marker = skill.root / "ran"
     data = skill_fixture()
@@ -229,11 +252,18 @@ def test_an_output_replaces_only_an_earlier_output(
             assert "is a file that is not an output of agentic-evals" in str(problem)
 
 
+@pytest.mark.parametrize("looks_like_a_report", [False, True])
 @pytest.mark.parametrize("option", ["--output", "--md"])
-def test_run_never_overwrites_the_fixture_it_runs(skill: Skill, option: str) -> None:
+def test_run_never_overwrites_the_fixture_it_runs(
+    skill: Skill, option: str, looks_like_a_report: bool
+) -> None:
     marker = skill.root / "ran"
     data = skill_fixture()
     data["cases"][1]["command"] = ["bash", "-c", f"touch {marker}; ../run.sh ''"]
+    if looks_like_a_report:  # an input artifact holding a report, in the file's first bytes
+        data = {"version": 2, "skill": "greeter", "cases": data["cases"]}
+        data["cases"][0]["artifacts"] = [
+            {"path": "earlier.json", "content": {"schema": "agentic_evals.report.v2"}}]
     fixture = skill.write(data)
     before = fixture.read_bytes()
     result = run_cli("run", str(fixture), option, str(fixture), cwd=skill.root)

@@ -145,8 +145,8 @@ class Controller:
                                   "ended (by a pytest_runtest_call or pytest_runtest_makereport "
                                   "hook): refused, the trial counts as failed")
             result = _incomplete_trial(report, trial)
-            result.update(problems=["its result was changed by a hook after the trial ended"],
-                          infrastructure=False)
+            result["problems"] = ["its result was changed by a hook after the trial ended"]
+            result["infrastructure"] = False
         if result is not None:
             result = share_parts(result, self.shared)
             # The report keeps the compact result too (pytest keeps every report to the end).
