@@ -233,6 +233,9 @@ CLI_CASES = [
     pytest.param(signal.SIGTERM, "group", [], id="term-group"),
     pytest.param(signal.SIGHUP, "cli", [], id="hup-cli"),
     pytest.param(signal.SIGTERM, "cli", ["--", "-n", "2"], id="term-cli-xdist"),
+    pytest.param(signal.SIGINT, "cli", [], id="int-cli"),  # pytest ran every trial to its end
+    # Ctrl-C pressed twice: the second interrupted pytest's teardown (a traceback, no report).
+    pytest.param(signal.SIGINT, "group-twice", [], id="int-group-twice"),
 ]
 
 
@@ -251,6 +254,10 @@ def test_a_terminated_cli_run_reaches_pytest_and_reports_interrupted(
     try:
         wait_for(lambda: len(sleeping(m)) >= 2, "the trial never started", cli)
         if target == "group":
+            os.killpg(cli.pid, sig)
+        elif target == "group-twice":
+            os.killpg(cli.pid, sig)
+            time.sleep(0.05)
             os.killpg(cli.pid, sig)
         else:
             cli.send_signal(sig)  # the CLI alone: pytest hears of it only through the CLI

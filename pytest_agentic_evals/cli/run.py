@@ -58,6 +58,10 @@ FIXTURE_GLOB = "agentic_eval*.json"
 PYTEST_INTERRUPTED = 2  # also the status of a session whose report a hook tried to rewrite
 PR_SET_PDEATHSIG = 1  # prctl(2)
 TERMINATING = (signal.SIGTERM, signal.SIGHUP)
+# What this command passes on to pytest. pytest runs in a process group of its own, so that a
+# Ctrl-C at the terminal (sent to the foreground group) reaches this command alone: pytest gets
+# exactly one signal, however many arrive, as it does when the command alone is signalled.
+FORWARDED = (signal.SIGINT, *TERMINATING)
 
 
 def add_parser(commands: Any, name: str, help: str) -> None:
@@ -261,19 +265,21 @@ def _run_pytest(args: argparse.Namespace, report_path: Path) -> int:
     received: list[int] = []
 
     def forward(signum: int, frame: FrameType | None) -> None:
-        # SIGTERM or SIGHUP to this command alone (a CI's cancel, `timeout`): pytest must get
-        # it, tear its trials down and write its report, which this command then prints.
+        # Ctrl-C, SIGTERM or SIGHUP (a CI's cancel, `timeout`): pytest gets the first, tears
+        # its trials down and writes its report, which this command then prints. A second
+        # one would interrupt that, and lose the report.
         received.append(signum)
+        if len(received) > 1:
+            print("agentic-evals: stopping already: the trials are being torn down and the "
+                  "report written", file=sys.stderr, flush=True)
+            return
         with contextlib.suppress(ProcessLookupError):
             process.send_signal(signum)
 
-    previous = {sig: signal.signal(sig, forward) for sig in TERMINATING
+    # A signal ignored when this command started (SIGINT in a background job) stays ignored.
+    previous = {sig: signal.signal(sig, forward) for sig in FORWARDED
                 if signal.getsignal(sig) != signal.SIG_IGN}
     try:
-        status = process.wait()
-    except KeyboardInterrupt:
-        # pytest got the same Ctrl-C; let it tear its trials down and write its report.
-        received.append(signal.SIGINT)
         status = process.wait()
     finally:
         for sig, handler in previous.items():
@@ -284,8 +290,10 @@ def _run_pytest(args: argparse.Namespace, report_path: Path) -> int:
 
 
 def _die_with_parent() -> None:
-    """In pytest's process, before it starts: SIGTERM when this command dies, also by SIGKILL,
-    so that pytest tears its trials down instead of running on unwatched."""
+    """In pytest's process, before it starts: a process group of its own (see FORWARDED), and
+    SIGTERM when this command dies, also by SIGKILL, so that pytest tears its trials down
+    instead of running on unwatched."""
+    os.setpgid(0, 0)
     parent = os.getppid()
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
