@@ -75,7 +75,21 @@ def explain_schema_error(error: ValidationError) -> list[tuple[str, str]]:
     if error.validator == "const":
         return [(pointer, f"must be {json.dumps(error.validator_value)}, not "
                           f"{shown_value(instance)}")]
-    return [(pointer, error.message)]
+    return [(pointer, _shortened(error.message, instance))]
+
+
+# jsonschema's messages quote the whole value ("'nnn...' is too long"): a value of a megabyte
+# made a line of a megabyte.
+LONGEST_MESSAGE = 300
+
+
+def _shortened(message: str, instance: Any) -> str:
+    if len(message) <= LONGEST_MESSAGE:
+        return message
+    quoted = repr(instance)
+    if quoted in message:
+        return message.replace(quoted, shown_value(instance), 1)
+    return message[:LONGEST_MESSAGE - 3] + "..."
 
 
 def _expected_types(expected: Any) -> str:

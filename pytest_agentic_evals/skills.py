@@ -514,7 +514,7 @@ def apply_scaffolds(root: Path, write: bool, force: bool, limit: int | None) -> 
     """The receipt of ``apply-scaffolds``: a scaffold for every skill under ``root`` without a
     fixture, in path order, at most ``limit``; written only when ``write`` (else a dry run).
     ``force`` also rewrites existing scaffolds, never any other fixture."""
-    root = root.resolve()
+    root = Path(os.path.realpath(root))  # Path.resolve() raises on a loop of links
     receipt: dict[str, Any] = {"schema": APPLY_SCHEMA, "root": str(root),
                                "mode": "write" if write else "dry_run",
                                "created": [], "skipped": [], "dry_run": [], "errors": []}

@@ -666,3 +666,23 @@ def test_output_a_trial_extends_without_writing_it_is_not_read_for_hours(
         stream = "stdout" if grown.endswith("1") else "stderr"
         assert f"{stream} was extended without being written" in trial["problems"][0]
         assert trial[stream]["bytes"] < 1024 * 1024
+
+
+@pytest.mark.parametrize("command", ["scaffold-fixture", "check-skill", "apply-scaffolds",
+                                     "audit-skills"])
+def test_a_loop_of_links_is_named_not_a_traceback(tmp_path: Path, command: str) -> None:
+    (tmp_path / "loop2").symlink_to(tmp_path / "loop1")
+    (tmp_path / "loop1").symlink_to(tmp_path / "loop2")
+    result = run_cli(command, str(tmp_path / "loop1"), cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    lines(result.stderr).fnmatch_lines([f"*{tmp_path / 'loop1'}*"])
+
+
+def test_a_value_of_a_megabyte_is_not_quoted_whole_in_its_message(skill: Skill) -> None:
+    data = skill_fixture()
+    data["cases"][0]["name"] = "n" * 1_000_000
+    result = run_cli("validate", str(skill.write(data)), cwd=skill.root)
+    assert result.returncode == 2
+    assert len(result.stderr) < 2000, len(result.stderr)
+    lines(result.stderr).fnmatch_lines(['*/cases/0/name: "nnnn*... is too long'])

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -76,7 +77,8 @@ def _check_loads(new: Any, kind: str, path: Path, shown: str) -> None:
     """Never offer a rewrite that would not load: the rewritten document is loaded first."""
     if kind == "fixture":
         try:
-            fixture_from_data(new, path.resolve(), extra_expectations=plugin_schemas())
+            fixture_from_data(new, Path(os.path.realpath(path)),
+                              extra_expectations=plugin_schemas())
         except FixtureError as exc:
             raise InputError(exc.problems, headline=f"{shown}: the rewrite would not "
                                                     "load; nothing written") from None

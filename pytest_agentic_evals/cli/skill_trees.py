@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -80,7 +81,8 @@ def check_skill(args: argparse.Namespace) -> int:
     if not (skill_dir / skills.SKILL_FILE).is_file():
         print(f"{args.skill_dir}: {_not_a_skill(skill_dir)}", file=sys.stderr)
         return EXIT_INPUT
-    skill_md = skills.parse_skill_md(skill_dir.resolve(), str(skill_dir / skills.SKILL_FILE))
+    skill_md = skills.parse_skill_md(Path(os.path.realpath(skill_dir)),
+                                     str(skill_dir / skills.SKILL_FILE))
     for finding in skill_md.findings:
         print(finding, file=sys.stderr)
     if skill_md.findings:
@@ -91,11 +93,13 @@ def check_skill(args: argparse.Namespace) -> int:
 
 
 def scaffold_fixture(args: argparse.Namespace) -> int:
-    skill_dir = Path(args.skill_dir).resolve()
+    # realpath, not Path.resolve(), which raises on a loop of links instead of naming it.
+    skill_dir = Path(os.path.realpath(args.skill_dir))
     if not (skill_dir / skills.SKILL_FILE).is_file():
         print(f"{args.skill_dir}: {_not_a_skill(skill_dir)}", file=sys.stderr)
         return EXIT_INPUT
-    target = Path(args.output).resolve() if args.output else skills.scaffold_target(skill_dir)
+    target = (Path(os.path.realpath(args.output)) if args.output
+              else skills.scaffold_target(skill_dir))
     if not target.is_relative_to(skill_dir):
         print(f"{args.output}: must be inside {args.skill_dir}, so that the fixture's commands "
               "reach the skill", file=sys.stderr)
