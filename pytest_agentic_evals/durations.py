@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_agentic_evals.jsonio import display_path
+from pytest_agentic_evals.jsonio import display_path, read_input
 
 Row = tuple[str, str, float]  # (fixture, case, median duration of its trials in ms)
 
@@ -45,7 +45,7 @@ def report_durations(report: Any) -> list[Row]:
 
 def read_durations(path: str) -> list[Row]:
     try:
-        report = json.loads(Path(path).read_bytes())
+        report = json.loads(read_input(path))
     except OSError as exc:
         raise DurationsError(f"cannot read {path}: {exc.strerror or exc}") from None
     except ValueError:

@@ -11,6 +11,7 @@ all of it or nothing. A path that names a device, a pipe or a socket (``--output
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
@@ -93,12 +94,27 @@ def _find_lone_surrogates(node: Any, parts: tuple[Any, ...], shown: str,
                                     "character itself"))
 
 
+MAX_INPUT_BYTES = 256 * 1024 * 1024
+
+
+def read_input(path: str | os.PathLike[str]) -> bytes:
+    """An input file's bytes, at most MAX_INPUT_BYTES: a device that never ends (a link to
+    /dev/zero) or a file of gigabytes would otherwise be read until memory runs out. Raises
+    OSError, its strerror saying why."""
+    with open(path, "rb") as stream:
+        data = stream.read(MAX_INPUT_BYTES + 1)
+    if len(data) > MAX_INPUT_BYTES:
+        raise OSError(errno.EFBIG, f"more than {MAX_INPUT_BYTES // (1024 * 1024)} MiB, larger "
+                                   "than an input may be")
+    return data
+
+
 def read_json(path: Path, what: str) -> tuple[Any, bytes]:
     """A JSON file decoded strictly (``decode_json``), and its bytes. Raises InputError naming
     the file when it cannot be read (``cannot read {what}: ...``) or decoded."""
     shown = display_path(path)
     try:
-        raw = path.read_bytes()
+        raw = read_input(path)
     except OSError as exc:
         raise InputError([Problem(shown, "", f"cannot read {what}: {exc.strerror}")]) from None
     return decode_json(raw, shown), raw

@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from pytest_agentic_evals.execution.workspace import SKIPPED_NAMES
-from pytest_agentic_evals.jsonio import write_json_atomically
+from pytest_agentic_evals.jsonio import read_input, write_json_atomically
 from pytest_agentic_evals.loading import load_fixture
 from pytest_agentic_evals.loading.fixture import FixtureError
 from pytest_agentic_evals.model import FIXTURES_DIRNAME
@@ -139,7 +139,7 @@ def parse_skill_md(skill_dir: Path, shown: str | None = None) -> SkillMd:
     shown = shown or str(path)
     result = SkillMd()
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = read_input(path).decode("utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
         result.findings.append(Finding("SKILL001", f"cannot read SKILL.md: {reason}", shown))

@@ -686,3 +686,15 @@ def test_a_value_of_a_megabyte_is_not_quoted_whole_in_its_message(skill: Skill) 
     assert result.returncode == 2
     assert len(result.stderr) < 2000, len(result.stderr)
     lines(result.stderr).fnmatch_lines(['*/cases/0/name: "nnnn*... is too long'])
+
+
+@pytest.mark.parametrize("command", ["validate", "run", "report", "migrate"])
+def test_an_input_that_never_ends_is_refused_not_read_until_memory_runs_out(
+    tmp_path: Path, command: str
+) -> None:
+    endless = tmp_path / "agentic_eval.json"
+    endless.symlink_to("/dev/zero")
+    result = run_cli(command, str(endless), cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    lines(result.stderr).fnmatch_lines(["*agentic_eval.json*more than 256 MiB, larger than an "
+                                        "input may be*"])

@@ -6,11 +6,10 @@ import argparse
 import importlib
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from pytest_agentic_evals.cli.common import EXIT_INPUT, EXIT_OK, add_format_option, print_document
-from pytest_agentic_evals.jsonio import display_path
+from pytest_agentic_evals.jsonio import display_path, read_input
 from pytest_agentic_evals.loading.programs import missing_programs
 from pytest_agentic_evals.report import report_problems
 from pytest_agentic_evals.schemas import schema_text
@@ -57,7 +56,7 @@ def print_schema(args: argparse.Namespace) -> int:
 
 def render_report(args: argparse.Namespace) -> int:
     try:
-        report = json.loads(Path(args.report).read_text(encoding="utf-8"))
+        report = json.loads(read_input(args.report).decode("utf-8"))
     except OSError as exc:
         print(f"{args.report}: cannot read report: {exc.strerror}", file=sys.stderr)
         return EXIT_INPUT

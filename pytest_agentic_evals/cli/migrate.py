@@ -17,7 +17,12 @@ from typing import Any
 from pytest_agentic_evals.cli.common import EXIT_INPUT, EXIT_OK, CommandFailed, print_document
 from pytest_agentic_evals.cli.plugins import plugin_schemas
 from pytest_agentic_evals.journeys.documents import schema_problems
-from pytest_agentic_evals.jsonio import decode_json, display_path, write_text_atomically
+from pytest_agentic_evals.jsonio import (
+    decode_json,
+    display_path,
+    read_input,
+    write_text_atomically,
+)
 from pytest_agentic_evals.loading import fixture_from_data
 from pytest_agentic_evals.loading.fixture import FixtureError
 from pytest_agentic_evals.loading.migration import kind_of, migrate
@@ -48,7 +53,7 @@ def run_migrate(args: argparse.Namespace) -> int:
 def _one(path: Path, write: bool) -> None:
     shown = display_path(path)
     try:
-        raw = path.read_bytes()
+        raw = read_input(path)
     except OSError as exc:
         raise CommandFailed(f"{shown}: cannot read: {exc.strerror}") from None
     data = decode_json(raw, shown)

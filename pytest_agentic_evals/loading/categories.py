@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
+from pytest_agentic_evals.jsonio import read_input
 from pytest_agentic_evals.model import Fixture
 
 CATEGORY_MAP_SCHEMA = "agentic_evals.category_map.v1"
@@ -26,7 +26,7 @@ def load_category_map(path: str) -> dict[str, set[str]]:
     """Category (its ``category_id`` and its key in the map) -> the seams and claims it covers,
     as ``seam:ID`` and ``claim:ID``."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json.loads(read_input(path).decode("utf-8"))
     except OSError as exc:
         raise CategoryError(f"{path}: cannot read category map: {exc.strerror}") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
