@@ -11,6 +11,9 @@ import json
 import os
 import shutil
 import stat
+import subprocess
+import sys
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -27,7 +30,7 @@ from pytest_agentic_evals.loading.fixture import FixtureError
 from pytest_agentic_evals.pytest_plugin.settings import trial_count, trial_timeout
 from pytest_agentic_evals.regressions.registry import RegistryError, load_registry
 
-from conftest import Skill, make_skill, run_cli, run_console_script, skill_fixture
+from conftest import Skill, child_env, make_skill, run_cli, run_console_script, skill_fixture
 
 
 def lines(text: str) -> pytest.LineMatcher:
@@ -698,3 +701,40 @@ def test_an_input_that_never_ends_is_refused_not_read_until_memory_runs_out(
     assert result.returncode == 2, result.stderr
     lines(result.stderr).fnmatch_lines(["*agentic_eval.json*more than 256 MiB, larger than an "
                                         "input may be*"])
+
+
+@pytest.fixture
+def own_tmpdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A temporary directory of the test's own, for this process and the ones it starts."""
+    base = tmp_path / "tmp"
+    base.mkdir()
+    monkeypatch.setenv("TMPDIR", str(base))
+    monkeypatch.setattr(tempfile, "tempdir", str(base))
+    return base
+
+
+@pytest.mark.parametrize("planted", ["file", "link"])
+def test_a_runs_directory_someone_planted_is_refused_and_never_followed(
+    skill: Skill, own_tmpdir: Path, tmp_path: Path, planted: str
+) -> None:
+    # Its name in a shared /tmp is known in advance: a file there ended every run with an
+    # INTERNALERROR; a link made runs, pruning and `clean` work in the directory it names.
+    root = own_tmpdir / f"agentic-evals-{os.getuid()}"
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "run-2024-photos").mkdir(parents=True)
+    if planted == "file":
+        root.write_text("not a directory\n")
+    else:
+        root.symlink_to(elsewhere)
+    fixture = skill.fixture()
+    for args in (["run", str(fixture)], ["clean"], ["probe", str(fixture)]):
+        result = run_cli(*args, cwd=skill.root)
+        assert result.returncode == 2, (args, result.stderr)
+        assert "Traceback" not in result.stderr and "INTERNALERROR" not in result.stderr
+        lines(result.stderr).fnmatch_lines([f"*{root}*"])
+    pytest_run = subprocess.run(
+        [sys.executable, "-m", "pytest", "--agentic-evals", "-p", "no:cacheprovider"],
+        cwd=skill.root, capture_output=True, text=True, timeout=120, env=child_env())
+    assert pytest_run.returncode == pytest.ExitCode.USAGE_ERROR, pytest_run.stdout
+    assert f"agentic-evals: {root}" in pytest_run.stderr
+    assert (elsewhere / "run-2024-photos").is_dir() and len(list(elsewhere.iterdir())) == 1

@@ -13,9 +13,9 @@ import re
 import sys
 from typing import Any
 
-from pytest_agentic_evals.cli.common import EXIT_OK
+from pytest_agentic_evals.cli.common import EXIT_OK, CommandFailed
 from pytest_agentic_evals.execution.rundirs import clean as remove_runs
-from pytest_agentic_evals.execution.rundirs import runs_root
+from pytest_agentic_evals.execution.rundirs import runs_root, runs_root_problem
 
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 DURATION = re.compile(r"(\d+(?:\.\d+)?)([smhd])")
@@ -44,6 +44,9 @@ def add_parser(commands: Any, name: str, help: str) -> None:
 
 
 def clean(args: argparse.Namespace) -> int:
+    problem = runs_root_problem()
+    if problem:
+        raise CommandFailed(problem)
     root = runs_root()
     removed = remove_runs(root, older_than=args.older_than, dry_run=args.dry_run)
     for path in removed:

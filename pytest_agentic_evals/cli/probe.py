@@ -17,6 +17,7 @@ from pytest_agentic_evals.cli.common import (
     EXIT_GATE,
     EXIT_INPUT,
     EXIT_OK,
+    CommandFailed,
     add_format_option,
     add_output_option,
     pin_output,
@@ -26,7 +27,7 @@ from pytest_agentic_evals.cli.common import (
 )
 from pytest_agentic_evals.cli.plugins import load_fixtures, plugin_kinds
 from pytest_agentic_evals.execution.environment import DEFAULT_TIMEOUT_SECONDS, RunSettings
-from pytest_agentic_evals.execution.rundirs import RunDir
+from pytest_agentic_evals.execution.rundirs import RunDir, runs_root_problem
 from pytest_agentic_evals.execution.sandbox import SandboxSettings
 from pytest_agentic_evals.jsonio import PinnedOutput, display_path, json_text
 from pytest_agentic_evals.model import SANDBOX_MODES, Fixture
@@ -66,6 +67,9 @@ def probe(args: argparse.Namespace) -> int:
             print(error, file=sys.stderr)
         return EXIT_INPUT
 
+    problem = runs_root_problem()
+    if problem:
+        raise CommandFailed(problem)
     output = pin_output("--output", args.output)
     try:
         return _probe_and_write(args, fixtures, output)

@@ -43,7 +43,7 @@ from pytest_agentic_evals.cli.common import (
     write_output,
 )
 from pytest_agentic_evals.cli.plugins import load_fixtures
-from pytest_agentic_evals.execution.rundirs import runs_root
+from pytest_agentic_evals.execution.rundirs import runs_root, runs_root_problem
 from pytest_agentic_evals.jsonio import PinnedOutput, json_text, remove_earlier_output, same_path
 from pytest_agentic_evals.loading.categories import (
     CategoryError,
@@ -108,6 +108,9 @@ def default_output() -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    problem = runs_root_problem()
+    if problem:
+        raise CommandFailed(problem)
     args.fixtures = fixture_paths(args.fixtures)
     check_output("--md", args.markdown)  # --output is checked by the dispatcher
     if args.output and args.markdown and same_path(args.output, args.markdown):

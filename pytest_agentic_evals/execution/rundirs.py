@@ -24,6 +24,7 @@ import contextlib
 import fcntl
 import os
 import shutil
+import stat
 import tempfile
 import time
 import uuid
@@ -40,6 +41,30 @@ PRUNING_LOCK = ".pruning"
 
 def runs_root() -> Path:
     return Path(tempfile.gettempdir()) / f"agentic-evals-{os.getuid()}"
+
+
+def runs_root_problem() -> str | None:
+    """Why the runs' directory cannot be used, or None (it may not exist yet).
+
+    Its name in a shared temporary directory is known in advance: anyone could put a file
+    there, or a link to a directory of theirs (or of the user's) in which runs would be made,
+    pruned and cleaned.
+    """
+    root = runs_root()
+    try:
+        info = os.lstat(root)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"{root}: {exc.strerror}"
+    if stat.S_ISLNK(info.st_mode):
+        return (f"{root} is a symbolic link; the runs' directory must be a directory of its own "
+                "(remove the link)")
+    if not stat.S_ISDIR(info.st_mode):
+        return f"{root} is not a directory (remove it: the runs' directory is made there)"
+    if info.st_uid != os.getuid():
+        return f"{root} belongs to another user (uid {info.st_uid}); remove it"
+    return None
 
 
 @dataclass

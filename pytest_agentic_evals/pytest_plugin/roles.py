@@ -19,7 +19,13 @@ import uuid
 
 import pytest
 
-from pytest_agentic_evals.execution.rundirs import RunDir, prune, remove_if_finished, runs_root
+from pytest_agentic_evals.execution.rundirs import (
+    RunDir,
+    prune,
+    remove_if_finished,
+    runs_root,
+    runs_root_problem,
+)
 from pytest_agentic_evals.jsonio import output_path_problem, same_path
 from pytest_agentic_evals.pytest_plugin.controller import Controller, XdistHooks
 from pytest_agentic_evals.pytest_plugin.kinds import BUILTIN_KINDS_PLUGIN, BuiltinKinds
@@ -64,6 +70,9 @@ def register_roles(config: pytest.Config, settings: Settings) -> None:
             f"-p no:{blocked[0]}: {blocked[0]} is a part of agentic-evals, which "
             "--agentic-evals needs whole; to run without agentic-evals, drop --agentic-evals "
             "(or turn it off with -p no:agentic_evals)")
+    problem = runs_root_problem()
+    if problem:
+        raise pytest.UsageError(f"agentic-evals: {problem}")
     if not hasattr(config, "workerinput"):
         check_output_paths(settings)
     config.pluginmanager.register(BuiltinKinds(), BUILTIN_KINDS_PLUGIN)
