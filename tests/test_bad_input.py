@@ -738,3 +738,15 @@ def test_a_runs_directory_someone_planted_is_refused_and_never_followed(
     assert pytest_run.returncode == pytest.ExitCode.USAGE_ERROR, pytest_run.stdout
     assert f"agentic-evals: {root}" in pytest_run.stderr
     assert (elsewhere / "run-2024-photos").is_dir() and len(list(elsewhere.iterdir())) == 1
+
+
+@pytest.mark.parametrize("form", ["md", "table"])
+def test_a_saved_report_holding_half_a_utf16_pair_is_refused(skill: Skill, form: str) -> None:
+    result = run_cli("run", str(skill.fixture()), cwd=skill.root)
+    assert result.returncode == 0
+    saved = skill.root / "report.json"
+    saved.write_text(result.stdout.replace('"greeter"', '"greeter\\udcff"', 1))
+    shown = run_cli("report", str(saved), "--format", form, cwd=skill.root)
+    assert shown.returncode == 2 and "Traceback" not in shown.stderr, shown.stderr
+    lines(shown.stderr).fnmatch_lines(["*report.json: not a JSON report:*",
+                                       "*: contains \\udcff, half of a UTF-16 pair*"])

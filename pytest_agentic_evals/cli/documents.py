@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import sys
 from typing import Any
 
 from pytest_agentic_evals.cli.common import EXIT_INPUT, EXIT_OK, add_format_option, print_document
-from pytest_agentic_evals.jsonio import display_path, read_input
+from pytest_agentic_evals.jsonio import decode_json, display_path, read_input
 from pytest_agentic_evals.loading.programs import missing_programs
+from pytest_agentic_evals.problems import InputError
 from pytest_agentic_evals.report import report_problems
 from pytest_agentic_evals.schemas import schema_text
 from pytest_agentic_evals.summary import markdown, terminal_lines
@@ -56,12 +56,14 @@ def print_schema(args: argparse.Namespace) -> int:
 
 def render_report(args: argparse.Namespace) -> int:
     try:
-        report = json.loads(read_input(args.report).decode("utf-8"))
+        report = decode_json(read_input(args.report), args.report)
     except OSError as exc:
         print(f"{args.report}: cannot read report: {exc.strerror}", file=sys.stderr)
         return EXIT_INPUT
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        print(f"{args.report}: not a JSON report: {exc}", file=sys.stderr)
+    except InputError as exc:
+        print(f"{args.report}: not a JSON report:", file=sys.stderr)
+        for found in exc.problems:
+            print(f"  - {found}", file=sys.stderr)
         return EXIT_INPUT
     problems = report_problems(report)
     if problems:
