@@ -437,7 +437,8 @@ def test_twenty_green_deterministic_cases_do_not_prove_a_live_claim(skill: Skill
     assert report["a"]["evidence_provided"]["live_e2e"] == "MISSING"
     assert readiness == USABLE_WITH_GAPS
     assert lines == ["claim a (critical): PARTIALLY_PROVEN: no case supplies required live_e2e "
-                     "evidence"]
+                     "evidence (20 cases without evidence_class count as deterministic; a case "
+                     'that runs live says "evidence_class": "live_e2e")']
 
 
 def test_a_disqualified_live_case_does_not_fill_the_live_slot(skill: Skill) -> None:
@@ -453,7 +454,9 @@ def test_a_disqualified_live_case_does_not_fill_the_live_slot(skill: Skill) -> N
         "fault_injected_deterministic")
     assert any("mock_reply" in r for r in disqualified["reasons"])
     assert entry["reasons"] == ["no case supplies required live_e2e evidence (declared but "
-                                "disqualified: l)"]
+                                "disqualified: l) (d without evidence_class count as "
+                                'deterministic; a case that runs live says "evidence_class": '
+                                '"live_e2e")']
 
 
 def test_adversarial_live_satisfies_a_live_requirement(skill: Skill) -> None:
@@ -524,7 +527,8 @@ def test_not_established_without_any_proven_class(skill: Skill) -> None:
     assert report["a"]["supporting_cases"] == {"live_e2e": [], "deterministic": ["d"]}
     assert readiness == READINESS_NOT_ESTABLISHED
     assert lines == ["claim a (critical): NOT_ESTABLISHED: no case supplies required "
-                     "live_e2e evidence"]
+                     "live_e2e evidence (d without evidence_class count as deterministic; a "
+                     'case that runs live says "evidence_class": "live_e2e")']
 
 
 # --------------------------------------------------------------------------------------------
@@ -804,7 +808,8 @@ def test_only_critical_claims_gate_when_there_are_any(skill: Skill) -> None:
     assert report["extra"]["verdict"] == NOT_ESTABLISHED
     assert readiness == READY
     assert lines == ["claim extra (important): NOT_ESTABLISHED: no case supplies required "
-                     "live_e2e evidence"]
+                     "live_e2e evidence (d without evidence_class count as deterministic; a "
+                     'case that runs live says "evidence_class": "live_e2e")']
 
 
 def test_without_critical_claims_every_claim_gates(skill: Skill) -> None:

@@ -306,6 +306,13 @@ def _explained_class_gap(
     if unadmissible:
         gap = _Gap(f"{gap.reason} (not eligible evidence for this claim: "
                    f"{_ineligible_names(unadmissible, records)})", gap.blocked)
+    undeclared = [i.case for i in listing if i.qualification.declared is None]
+    if undeclared and name != "deterministic":
+        # The earlier tool read a case without evidence_class as live_e2e; here it is
+        # deterministic, so a fixture written for it loses its live evidence without a word.
+        which = _names(undeclared) if len(undeclared) <= 3 else f"{len(undeclared)} cases"
+        gap = _Gap(f"{gap.reason} ({which} without evidence_class count as deterministic; a "
+                   f"case that runs live says \"evidence_class\": \"{name}\")", gap.blocked)
     return gap
 
 
