@@ -581,6 +581,32 @@ def diff_equals_without_pointer(e: Earlier) -> None:
                              {"path": "one.json", "equals_artifact": {"path": "two.json"}}) == []
 
 
+def diff_outside_the_skill(e: Earlier) -> None:
+    ticket = e.root / "ticket"
+    ticket.mkdir()
+    (ticket / "run.sh").write_text('#!/usr/bin/env bash\necho "ticket $*"\n')
+    data = e.data()
+    data["cases"][0].update(command=["bash", "-c", "../run.sh Ada && bash ../../ticket/run.sh x"],
+                            expected={"exit_code": 0, "stdout_contains": ["ticket x"]})
+    data["cases"] = [c for c in data["cases"] if c["name"] in ("greets", "refuses-empty-name")]
+    # A skill of its own beside the corpus's, so that no other check sees this fixture.
+    skill = Path(shutil.copytree(e.skill, e.root / "greeter-outside"))
+    copied = skill / "fixtures" / "agentic_eval.json"
+    copied.write_text(json.dumps(data))
+    result = run_cli("run", str(copied), "--sandbox", "off", cwd=copied.parent)
+    assert result.returncode == 1, result.stderr
+    [trial, *_] = json.loads(result.stdout)["cases"][0]["trials"]
+    assert trial["exit_code"] == 127 and "No such file" in trial["stderr"]["head"]
+    copied.write_text(json.dumps({**data, "workspace": "inplace"}))
+    result = run_cli("run", str(copied), "--sandbox", "off", cwd=copied.parent)
+    assert json.loads(result.stdout)["cases"][0]["outcome"] == "PASS", result.stderr
+
+
+def diff_case_names(e: Earlier) -> None:
+    for name in ("greets by name", "tools/greets"):
+        assert "cannot be used in a test id" in e.refusal(case_key("name", name)), name
+
+
 def diff_equals(e: Earlier) -> None:
     assert not json_equal(True, 1) and not json_equal(1, "1") and json_equal(1, 1.0)
 
@@ -676,6 +702,12 @@ DIFFERENCES: dict[str, Callable[[Earlier], None]] = {
     "`equals` compared as Python does (`true` equalled `1`)": diff_equals,
     "flags taken by truthiness: `required: \"false\"` was true, `real_world: 1`, `absent: 1` "
     "counted, while `mocked: 1`, `uses_stub: 1`, `readback: 1` did not": diff_truthy_flags,
+    "a command that reaches a file outside the skill's folder by a relative path (`bash "
+    "../../ticket/run.sh`, the earlier scaffold's "
+    "`../../best-practices-skills/scripts/validate_skill.py`): it ran in the real folder":
+        diff_outside_the_skill,
+    "a case named with spaces, `/` or other characters (`\"greets by name\"`)":
+        diff_case_names,
     "`must_exercise` of `null` or `\"\"` meant none": diff_must_exercise,
     "`evidence_required` values taken by truthiness (`{\"live_e2e\": 1}`), unknown class names "
     "dropped": diff_evidence_required,
