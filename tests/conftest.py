@@ -139,6 +139,26 @@ def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pyte
 
 
 @pytest.fixture
+def tmpdir_of_its_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A $TMPDIR for this test alone, for this process and the ones it starts."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    return tmp
+
+
+def with_failing_optional_case() -> dict[str, Any]:
+    """The greeter's fixture with an optional case that fails every trial: shown, and a READY
+    fixture stays READY."""
+    data = skill_fixture()
+    data["cases"].append({"name": "greets-in-french", "type": "positive", "required": False,
+                          "command": ["bash", "../run.sh", "Ada"],
+                          "expected": {"exit_code": 0, "stdout_contains": ["bonjour, Ada"]}})
+    return data
+
+
+@pytest.fixture
 def fixture_data() -> dict[str, Any]:
     return copy.deepcopy(skill_fixture())
 

@@ -13,7 +13,6 @@ import shutil
 import stat
 import subprocess
 import sys
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -703,23 +702,13 @@ def test_an_input_that_never_ends_is_refused_not_read_until_memory_runs_out(
                                         "input may be*"])
 
 
-@pytest.fixture
-def own_tmpdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A temporary directory of the test's own, for this process and the ones it starts."""
-    base = tmp_path / "tmp"
-    base.mkdir()
-    monkeypatch.setenv("TMPDIR", str(base))
-    monkeypatch.setattr(tempfile, "tempdir", str(base))
-    return base
-
-
 @pytest.mark.parametrize("planted", ["file", "link"])
 def test_a_runs_directory_someone_planted_is_refused_and_never_followed(
-    skill: Skill, own_tmpdir: Path, tmp_path: Path, planted: str
+    skill: Skill, tmpdir_of_its_own: Path, tmp_path: Path, planted: str
 ) -> None:
     # Its name in a shared /tmp is known in advance: a file there ended every run with an
     # INTERNALERROR; a link made runs, pruning and `clean` work in the directory it names.
-    root = own_tmpdir / f"agentic-evals-{os.getuid()}"
+    root = tmpdir_of_its_own / f"agentic-evals-{os.getuid()}"
     elsewhere = tmp_path / "elsewhere"
     (elsewhere / "run-2024-photos").mkdir(parents=True)
     if planted == "file":

@@ -162,43 +162,6 @@ def test_turning_the_whole_plugin_off_still_works(pytester: pytest.Pytester) -> 
     result.assert_outcomes(passed=1)
 
 
-def with_failing_optional_case() -> dict[str, Any]:
-    """A READY fixture with an optional case that fails: shown, and the session exits 0."""
-    data = skill_fixture()
-    data["cases"].append({"name": "optional-shout", "type": "positive", "required": False,
-                          "command": ["bash", "../run.sh", "Bob"],
-                          "expected": {"exit_code": 0, "stdout_contains": ["HELLO, BOB"]}})
-    return data
-
-
-@pytest.mark.parametrize("mode", MODES)
-def test_an_optional_failure_never_excuses_a_file_that_did_not_collect(
-    pytester: pytest.Pytester, mode: list[str]
-) -> None:
-    make_skill(pytester, with_failing_optional_case())
-    pytester.makepyfile(test_broken="import not_a_module_anywhere\n")
-    result = run_pytest(pytester, mode, "--continue-on-collection-errors")
-    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
-    assert read_report(pytester)["readiness"] == "READY"  # the fixture's own verdict stands
-
-
-def test_an_optional_failure_never_excuses_a_session_stopped_by_pytest_exit(
-    pytester: pytest.Pytester,
-) -> None:
-    make_skill(pytester, with_failing_optional_case())
-    pytester.makepyfile(test_zz="""
-import pytest
-
-def test_fatal():
-    pytest.exit("database unreachable, aborting", returncode=1)
-
-def test_never_runs():
-    pass
-""")
-    result = run_pytest(pytester, [])
-    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
-
-
 def test_a_session_whose_workers_stop_early_is_never_judged_whole(
     pytester: pytest.Pytester,
 ) -> None:

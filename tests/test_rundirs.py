@@ -13,7 +13,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import textwrap
 import time
 from collections.abc import Iterator
@@ -34,16 +33,6 @@ from pytest_agentic_evals.execution.rundirs import (
 from conftest import MODES, child_env, make_skill, run_cli, skill_fixture
 
 NO_HANG_SECONDS = 120.0
-
-
-@pytest.fixture
-def tmpdir_of_its_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A $TMPDIR for this test alone, for this process and the ones it starts."""
-    tmp = tmp_path / "tmp"
-    tmp.mkdir()
-    monkeypatch.setenv("TMPDIR", str(tmp))
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
-    return tmp
 
 
 def listing(root: Path) -> list[str]:
