@@ -273,13 +273,14 @@ class PinnedOutput:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
         self._directory: int | None = None
-        real = os.path.realpath(self.path)
         try:
-            mode: int | None = os.stat(real).st_mode
+            # Through the links, by the kernel: /dev/stdout names a pipe that realpath cannot.
+            mode: int | None = os.stat(self.path).st_mode
         except OSError:
             mode = None
         if mode is not None and not stat.S_ISREG(mode):
             return
+        real = os.path.realpath(self.path)
         self._name = os.path.basename(real)
         os.makedirs(os.path.dirname(real), exist_ok=True)
         self._directory = os.open(os.path.dirname(real),

@@ -423,6 +423,15 @@ def test_run_writes_its_report_into_a_pipe(skill: Skill, option: str) -> None:
     assert stat.S_ISFIFO(pipe.path.lstat().st_mode)
 
 
+def test_run_writes_its_report_to_dev_stdout_when_stdout_is_a_pipe(skill: Skill) -> None:
+    # /dev/stdout is a link to /proc/self/fd/1, which names the pipe only to the kernel:
+    # resolved by hand, it led nowhere ("cannot write: No such file or directory").
+    result = run_console_script("run", str(skill.fixture()), "--output", "/dev/stdout",
+                                cwd=skill.root)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count('"schema": "agentic_evals.report.v2"') == 2  # printed, written
+
+
 @pytest.mark.parametrize("option", ["--output", "--md"])
 @pytest.mark.parametrize("target", ["directory", "under-a-file", "unwritable"])
 def test_run_refuses_an_output_it_cannot_write_before_any_trial(

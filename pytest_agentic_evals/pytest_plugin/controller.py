@@ -205,8 +205,10 @@ class Controller:
         self.apply_exit_status(session)
 
     def catalog_lost_fixtures(self) -> None:
-        """Fixtures with results but no catalog: every worker that collected one died before
-        sending its catalog. What their results show is all that is known of them."""
+        """Fixtures whose workers ended before reporting them: collected, with no result and
+        no catalog (the workers died, or were stopped, before any trial); or with results but
+        no catalog (before saying what was selected). Either fails the gate: what was selected
+        is not known. What their results show is all that is known of them."""
         for nodeid in sorted(self.collected_fixtures - set(self.results) - set(self.catalog)):
             self.gate_failures.append(
                 f"{nodeid}: collected, but no trial of it was run or reported (the workers "
