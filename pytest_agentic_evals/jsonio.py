@@ -404,7 +404,8 @@ def _holds_something_else(path: str) -> bool:
             if not head.strip() or _MARKDOWN_SUMMARY.search(head):
                 return False
             if os.fstat(stream.fileno()).st_size > _PARSED_OUTPUT_BYTES:
-                first = re.match(rb'\A\s*\{\s*"schema"\s*:\s*"([^"]*)"', head)
+                # Too large to parse here: the schema among its first keys says it.
+                first = re.search(rb'\A\s*\{[^{\[]*?"schema"\s*:\s*"([^"]*)"', head)
                 schema: Any = first.group(1).decode("utf-8", "replace") if first else None
             else:
                 document = json.loads(head + stream.read())

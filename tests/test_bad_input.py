@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from pytest_agentic_evals import jsonio
 from pytest_agentic_evals.jsonio import (
     output_path_problem,
     remove_earlier_output,
@@ -236,14 +237,19 @@ AT_THE_OUTPUT_PATH = {
     "requirements": ('{"schema": "agentic_evals.requirements.v1"}', False),
     "skill-md": ("---\nname: greeter\n---\n# Greeter\n", False),
     "report-named-in-the-text": ("see agentic_evals.report.v2 and ## agentic-evals: x", False),
+    "report-in-an-input-artifact": (json.dumps({"version": 2, "cases": [{"artifacts": [
+        {"path": "in.json", "content": {"schema": "agentic_evals.report.v2"}}]}]}), False),
 }
 
 
+@pytest.mark.parametrize("large", [False, True], ids=["parsed", "too-large-to-parse"])
 @pytest.mark.parametrize(("content", "replaceable"), AT_THE_OUTPUT_PATH.values(),
                          ids=AT_THE_OUTPUT_PATH.keys())
 def test_an_output_replaces_only_an_earlier_output(
-    tmp_path: Path, content: str, replaceable: bool
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, content: str, replaceable: bool, large: bool
 ) -> None:
+    if large:  # told from its first bytes alone, as a file of more than 64 MiB is
+        monkeypatch.setattr(jsonio, "_PARSED_OUTPUT_BYTES", 0)
     (tmp_path / "file").write_text(content)
     (tmp_path / "link").symlink_to(tmp_path / "file")
     for path in ("file", "link"):
