@@ -246,6 +246,12 @@ def test_schema_prints_a_shipped_schema(name: str, title: str) -> None:
     assert title in json.loads(result.stdout)["title"]
 
 
+def test_schema_without_a_name_prints_the_reports_as_the_earlier_tool_did() -> None:
+    result = run_cli("schema")
+    assert result.returncode == 0
+    assert "report.v2" in json.loads(result.stdout)["title"]
+
+
 def test_schema_refuses_an_unknown_name() -> None:
     result = run_cli("schema", "nope")
     assert result.returncode == 2

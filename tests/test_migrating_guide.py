@@ -330,6 +330,11 @@ def same_options(e: Earlier) -> None:
     assert "--report-only" in verify_help and "--timeout-seconds" in verify_help
 
 
+def same_schema(e: Earlier) -> None:
+    result = run_cli("schema")
+    assert json.loads(result.stdout)["properties"]["schema"]["const"] == "agentic_evals.report.v2"
+
+
 SAME: dict[str, Callable[[Earlier], None]] = {
     "a fixture in `fixtures/selftest/` (or any folder inside `fixtures/`)": same_selftest_layout,
     "fixture `live`, `mocked`, `what_was_exercised`, `what_remains_unverified`, "
@@ -360,6 +365,7 @@ SAME: dict[str, Callable[[Earlier], None]] = {
     "fixture without `trials`": same_trials,
     "CLI `-o PATH`, `--timeout-seconds F`, `--only-category ID [--map MAP]`, "
     "`regressions verify --report-only`": same_options,
+    "`agentic-evals schema` without a name": same_schema,
 }
 
 

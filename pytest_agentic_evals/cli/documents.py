@@ -30,7 +30,8 @@ def add_parser(commands: Any, name: str, help: str) -> None:
                           default="table")
         parser.set_defaults(handler=render_report)
     else:
-        parser.add_argument("name", nargs="?", default="fixture", choices=SCHEMAS)
+        # Without a name, the report's schema: what the earlier tool's `schema` printed.
+        parser.add_argument("name", nargs="?", default="report", choices=SCHEMAS)
         parser.set_defaults(handler=print_schema)
 
 
