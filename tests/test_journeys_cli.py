@@ -44,6 +44,23 @@ def test_exit_0_writes_the_plan_and_prints_a_row_per_requirement(app: App) -> No
     assert not (app.root / "scaffold.json").exists()
 
 
+def test_the_earlier_tools_preconditions_and_evidence_required_are_copied_into_the_plan(
+    app: App,
+) -> None:
+    first = app.requirements["requirements"][0]
+    first["preconditions"] = ["a signed-up user", {"state": "logged out"}]
+    first["evidence_required"] = ["live_e2e"]
+    code, _, stderr = plan_journeys(app)
+    assert code == 0, stderr
+    plan = json.loads((app.root / "plan.json").read_text())
+    assert_plan_schema(plan)
+    journey = next(j for j in plan["journeys"] if j["requirement_id"] == first["id"])
+    assert journey["preconditions"] == ["a signed-up user", {"state": "logged out"}]
+    assert journey["evidence_required"] == ["live_e2e"]
+    others = [j for j in plan["journeys"] if j["requirement_id"] != first["id"]]
+    assert others and all("preconditions" not in j for j in others)
+
+
 @pytest.mark.parametrize(("extra", "code"), [
     pytest.param([], 1, id="gate"),
     pytest.param(["--report-only"], 0, id="report-only"),

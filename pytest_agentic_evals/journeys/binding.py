@@ -52,6 +52,10 @@ def bind_journey(
         "capability_claims": list(requirement.get("capability_claims", ())),
         "seams": list(requirement.get("seams", ())),
     }
+    # The earlier tool's keys, copied as it copied them: said, never interpreted.
+    for key in ("preconditions", "evidence_required"):
+        if key in requirement:
+            entry[key] = list(requirement[key])
     if requirement.get("applicable", True) is False:
         return {**entry, "binding_status": NOT_APPLICABLE,
                 "not_applicable_reason": requirement["not_applicable_reason"],
