@@ -95,6 +95,9 @@ def _find_lone_surrogates(node: Any, parts: tuple[Any, ...], shown: str,
 
 
 MAX_INPUT_BYTES = 256 * 1024 * 1024
+# A document is UTF-8. A path the file system gave in other bytes (a folder named b"sk\xffill")
+# is a str with half a UTF-16 pair in it: written as "?" rather than lose the whole document.
+UNENCODABLE = "replace"
 
 
 def read_input(path: str | os.PathLike[str]) -> bytes:
@@ -312,7 +315,8 @@ class PinnedOutput:
         handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
                          | os.O_CLOEXEC, 0o666, dir_fd=directory)
         try:
-            with os.fdopen(handle, "w", encoding="utf-8", buffering=1 << 20) as stream:
+            with os.fdopen(handle, "w", encoding="utf-8", errors=UNENCODABLE,
+                           buffering=1 << 20) as stream:
                 fill(stream)
                 stream.flush()
                 os.fsync(stream.fileno())
@@ -339,7 +343,8 @@ def _write_atomically(path: str | os.PathLike[str], fill: Callable[[IO[str]], An
     try:
         # mkstemp makes the file private (0600); the result gets the mode any new file would.
         os.fchmod(handle, 0o666 & ~_umask())
-        with os.fdopen(handle, "w", encoding="utf-8", buffering=1 << 20) as stream:
+        with os.fdopen(handle, "w", encoding="utf-8", errors=UNENCODABLE,
+                           buffering=1 << 20) as stream:
             fill(stream)
             stream.flush()
             os.fsync(stream.fileno())

@@ -71,4 +71,5 @@ def mac(key: bytes, value: Any) -> str:
     for a value that went through JSON and back (a tuple read back as a list)."""
     canonical = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
                            default=str)
-    return hmac.new(key, canonical.encode("utf-8"), hashlib.sha256).hexdigest()
+    # surrogatepass: a path the file system gave in bytes that are not UTF-8 is sealed too.
+    return hmac.new(key, canonical.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()

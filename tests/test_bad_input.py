@@ -754,3 +754,23 @@ def test_a_saved_report_holding_half_a_utf16_pair_is_refused(skill: Skill, form:
     assert shown.returncode == 2 and "Traceback" not in shown.stderr, shown.stderr
     lines(shown.stderr).fnmatch_lines(["*report.json: not a JSON report:*",
                                        "*: contains \\udcff, half of a UTF-16 pair*"])
+
+
+def test_a_skill_in_a_folder_named_in_bytes_that_are_not_utf8_runs_and_is_reported(
+    tmp_path: Path,
+) -> None:
+    # The path is a str with half a UTF-16 pair in it: hashing it, sealing results with it,
+    # writing it into a report or pytest's cache each ended in a traceback.
+    root = Path(os.fsdecode(os.fsencode(tmp_path) + b"/sk\xffill"))
+    skill = Skill(root)
+    skill.fixture()
+    result = run_cli("run", str(root), "--output", str(tmp_path / "report.json"), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert report["readiness"] == "READY"
+    assert "sk?ill" in report["fixture"]  # what UTF-8 cannot hold is written as "?"
+    for command in ("audit-skills", "apply-scaffolds"):
+        result = run_cli(command, str(tmp_path), cwd=tmp_path)
+        assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+        json.loads(result.stdout)

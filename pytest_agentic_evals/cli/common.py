@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 from pytest_agentic_evals.jsonio import (
+    UNENCODABLE,
     PinnedOutput,
     json_text,
     output_path_problem,
@@ -88,7 +89,7 @@ def print_document(text: str) -> None:
     if binary is None:  # a text-only stream put in stdout's place
         stream.write(text)
         return
-    binary.write(text.encode("utf-8"))
+    binary.write(text.encode("utf-8", errors=UNENCODABLE))
     binary.flush()
 
 

@@ -263,6 +263,12 @@ def _run_pytest(args: argparse.Namespace, report_path: Path) -> int:
         # `regressions verify` or by `-- -m regression`.
         command += ["-m", "not regression"]
     command += args.pytest_args
+    if not all(_utf8(os.path.abspath(path)) for path in args.fixtures):
+        # pytest's cache is UTF-8 JSON, and pytest ends with a traceback writing a node id it
+        # cannot encode (a folder named in other bytes): the run goes without it.
+        print("agentic-evals: a fixture's path is not UTF-8: pytest's cache (--lf, --ff, --sw) "
+              "is off for this run", file=sys.stderr)
+        command += ["-p", "no:cacheprovider"]
     process = subprocess.Popen(command, stdout=sys.stderr.fileno(), stdin=subprocess.DEVNULL,
                                preexec_fn=_die_with_parent)
     received: list[int] = []
@@ -290,6 +296,14 @@ def _run_pytest(args: argparse.Namespace, report_path: Path) -> int:
     if received:
         return EXIT_INTERRUPTED if status in (0, 1, 2) else status
     return status
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _die_with_parent() -> None:

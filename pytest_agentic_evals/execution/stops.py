@@ -26,7 +26,7 @@ class CaseStops:
         self.root = run_dir / STOPS_DIR
 
     def _marker(self, fixture: Fixture, case: Case) -> Path:
-        key = hashlib.sha256(f"{fixture.path}\0{case.name}".encode()).hexdigest()[:32]
+        key = hashlib.sha256(os.fsencode(fixture.path) + f"\0{case.name}".encode()).hexdigest()[:32]
         return self.root / key
 
     def record(self, fixture: Fixture, case: Case, trial: int) -> None:

@@ -108,7 +108,7 @@ def exclusive(directory: Path) -> Iterator[None]:
 
 def trial_dir_name(fixture: Fixture, case: Case, trial: int) -> Path:
     """A path unique per fixture file, case and trial, readable by a person."""
-    fixture_key = hashlib.sha256(str(fixture.path).encode()).hexdigest()[:10]
+    fixture_key = hashlib.sha256(os.fsencode(fixture.path)).hexdigest()[:10]
     return Path(f"{fixture.skill_dir.name}-{fixture_key}") / case.name / f"trial-{trial}"
 
 

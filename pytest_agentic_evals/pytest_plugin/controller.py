@@ -7,6 +7,7 @@ directly. Either way the verdicts are computed here, from the same data, by the 
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hmac
 import inspect
@@ -282,8 +283,10 @@ class Controller:
                 cached_rows(cache.get(DURATIONS_CACHE_KEY, None))}
         for report in self.reports:
             rows.update({(fixture, case): ms for fixture, case, ms in report_durations(report)})
-        cache.set(DURATIONS_CACHE_KEY, [[fixture, case, ms] for (fixture, case), ms
-                                        in sorted(rows.items())])
+        # pytest's cache is UTF-8: a fixture in a folder named in other bytes is not kept.
+        with contextlib.suppress(UnicodeError):
+            cache.set(DURATIONS_CACHE_KEY, [[fixture, case, ms] for (fixture, case), ms
+                                            in sorted(rows.items())])
 
     def gate_reasons(self) -> list[str]:
         reasons = []
