@@ -774,3 +774,13 @@ def test_a_skill_in_a_folder_named_in_bytes_that_are_not_utf8_runs_and_is_report
         result = run_cli(command, str(tmp_path), cwd=tmp_path)
         assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
         json.loads(result.stdout)
+
+
+def test_regressions_show_reads_the_file_it_is_given_even_when_it_is_not_a_regular_one(
+    tmp_path: Path,
+) -> None:
+    # /dev/null, a pipe, /dev/stdin: "the file itself", not "no regressions.json under ..."
+    # with exit 0.
+    result = run_cli("regressions", "show", "/dev/null", cwd=tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    lines(result.stderr).fnmatch_lines(["*/dev/null: (document): invalid JSON*"])

@@ -218,7 +218,7 @@ def find_registry(target: str | os.PathLike[str]) -> Path | None:
     """The registry of a skill directory (``fixtures/regressions.json``, or beside it), or the
     file itself when ``target`` names one."""
     path = Path(os.path.abspath(target))
-    if path.is_file():
+    if path.exists() and not path.is_dir():  # a file, or a pipe or device it is read from
         return path
     for candidate in (path / FIXTURES_DIRNAME / REGISTRY_FILENAME, path / REGISTRY_FILENAME):
         if candidate.is_file():
