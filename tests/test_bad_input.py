@@ -784,3 +784,11 @@ def test_regressions_show_reads_the_file_it_is_given_even_when_it_is_not_a_regul
     result = run_cli("regressions", "show", "/dev/null", cwd=tmp_path)
     assert result.returncode == 2, result.stdout + result.stderr
     lines(result.stderr).fnmatch_lines(["*/dev/null: (document): invalid JSON*"])
+
+
+@pytest.mark.parametrize("status", [256, -256, 10**30])
+def test_an_exit_status_no_process_can_have_is_refused_at_load(skill: Skill, status: int) -> None:
+    data = skill_fixture()
+    data["cases"][0]["expected"]["exit_code"] = status
+    assert any(p.startswith("/cases/0/expected/exit_code: ") for p in
+               problems_of(skill.write(data))), status
