@@ -29,8 +29,10 @@ APPLY_SCHEMA = "agentic_evals.apply_scaffolds.v1"
 SKILL_FILE = "SKILL.md"
 FIXTURE_NAME = "agentic_eval.json"
 FIXTURE_PREFIX = "agentic_eval"
-# Evals in formats other than ours: they may be good, but the gate cannot run them.
-FOREIGN_EVALS = ("evals/evals.json", "evals/evals.yaml", "evals/evals.yml", "eval.yaml")
+# Evals in formats other than ours: they may be good, but the gate cannot run them. The
+# earlier tool's legacy fixture (fixtures/eval.json) among them.
+FOREIGN_EVALS = ("evals/evals.json", "evals/evals.yaml", "evals/evals.yml", "eval.yaml",
+                 "fixtures/eval.json")
 ENTRYPOINT_FILES = ("run.sh", "sanity.sh")
 SCRIPTS_DIR = "scripts"
 # Dependency, VCS and cache folders never hold a user's skills, and some are huge.

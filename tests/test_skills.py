@@ -77,6 +77,18 @@ def realistic_tree(root: Path) -> dict[str, Path]:
     return tree
 
 
+def test_the_earlier_tools_legacy_fixture_is_a_foreign_eval(tmp_path: Path) -> None:
+    # fixtures/eval.json was the earlier tool's legacy_eval_fixture posture: an eval the gate
+    # cannot run, not a missing one.
+    make(tmp_path, "ops/old-format", files={"run.sh": HELPFUL_RUN_SH,
+                                             "fixtures/eval.json": json.dumps({"cases": []})})
+    result = run_cli("audit-skills", ".", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    [entry] = json.loads(result.stdout)["skills"]
+    assert (entry["posture"], codes(entry), entry["recommended_action"].split(":")[0]) == (
+        "foreign_eval", ["EVAL002"], "compose_agentic_evals")
+
+
 def by_path(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {entry["path"]: entry for entry in report["skills"]}
 
