@@ -118,3 +118,28 @@ def test_a_bad_category_map_is_one_message(tmp_path: Path, content: str | None,
         path.write_text(content)
     with pytest.raises(CategoryError, match=message):
         load_category_map(str(path))
+
+
+@pytest.mark.parametrize("command", ["categorize", "category-dag", "remediate",
+                                     "remediate-loop"])
+def test_an_earlier_command_that_is_gone_says_what_to_do_instead(
+    tmp_path: Path, command: str
+) -> None:
+    result = run_cli(command, "report.json", "--map", "map.json", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"agentic-evals: {command} was a command of the earlier "
+                                     "tool: ")
+    assert "--only-category" in result.stderr
+
+
+@pytest.mark.parametrize("option", ["--validator=checks/validate_skill.py",
+                                    "--timeout-seconds=10"])
+@pytest.mark.parametrize("command", ["audit-skills", "apply-scaffolds"])
+def test_an_earlier_option_of_the_skill_tree_commands_says_why_it_is_gone(
+    tmp_path: Path, command: str, option: str
+) -> None:
+    result = run_cli(command, str(tmp_path), option, cwd=tmp_path)
+    assert result.returncode == 2
+    name = option.split("=")[0]
+    assert f"{name} was an option of the earlier tool's {command}: " in result.stderr
+    assert "leave the option out" in result.stderr

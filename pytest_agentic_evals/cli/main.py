@@ -17,7 +17,12 @@ import sys
 from collections.abc import Callable, Collection, Sequence
 from types import ModuleType
 
-from pytest_agentic_evals.cli.common import EXIT_INTERRUPTED, CommandFailed, check_output
+from pytest_agentic_evals.cli.common import (
+    EXIT_INPUT,
+    EXIT_INTERRUPTED,
+    CommandFailed,
+    check_output,
+)
 
 
 def _run() -> ModuleType:
@@ -78,6 +83,27 @@ COMMANDS: dict[str, tuple[str, Callable[[], ModuleType]]] = {
 }
 
 
+# Commands and options of the earlier tool that this one does not have, each with what to do
+# instead: argparse's "invalid choice" or "unrecognized arguments" would say neither.
+_NO_REMEDIATION = ("filing tickets per failing category is not part of agentic-evals; the "
+                   "report names every failing case (agentic-evals report REPORT.json), and "
+                   "run --only-category ID --map MAP reruns one category")
+EARLIER_COMMANDS = {
+    "categorize": "run --only-category ID --map MAP runs a category's cases, and the report "
+                  "carries each case's category and category_id",
+    "category-dag": _NO_REMEDIATION,
+    "remediate": _NO_REMEDIATION,
+    "remediate-loop": _NO_REMEDIATION,
+}
+EARLIER_OPTIONS = {
+    "--validator": "this command checks each SKILL.md itself (as check-skill does), with no "
+                   "external validator: leave the option out",
+    "--timeout-seconds": "this command runs nothing, so nothing can time out: leave the option "
+                         "out",
+}
+EARLIER_OPTIONS_OF = ("audit-skills", "apply-scaffolds")
+
+
 def build_parser(complete: Collection[str] = tuple(COMMANDS)) -> argparse.ArgumentParser:
     """The parser, complete for the commands in ``complete`` (all of them unless said); the
     others are only named, with their help line, and their modules are not imported."""
@@ -108,8 +134,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         arguments, pytest_args = arguments[:split], arguments[split + 1:]
     # The command is the first word that is not an option: the top level has only --help.
     command = next((word for word in arguments if not word.startswith("-")), None)
+    if command in EARLIER_COMMANDS:
+        print(f"agentic-evals: {command} was a command of the earlier tool: "
+              f"{EARLIER_COMMANDS[command]}", file=sys.stderr)
+        return EXIT_INPUT
     parser = build_parser([command] if command in COMMANDS else [])
     args, extra = parser.parse_known_args(arguments)
+    earlier = [word.split("=")[0] for word in extra if word.split("=")[0] in EARLIER_OPTIONS]
+    if earlier and args.command in EARLIER_OPTIONS_OF:
+        parser.error(f"{earlier[0]} was an option of the earlier tool's {args.command}: "
+                     f"{EARLIER_OPTIONS[earlier[0]]}")
     if extra:
         hint = ""
         if args.command == "run":
