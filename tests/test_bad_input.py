@@ -792,3 +792,15 @@ def test_an_exit_status_no_process_can_have_is_refused_at_load(skill: Skill, sta
     data["cases"][0]["expected"]["exit_code"] = status
     assert any(p.startswith("/cases/0/expected/exit_code: ") for p in
                problems_of(skill.write(data))), status
+
+
+def test_migrate_never_calls_a_file_that_does_not_load_in_todays_form(skill: Skill) -> None:
+    data = skill_fixture()
+    data["cases"] = data["cases"][:1]  # no negative case: refused by the contract
+    fixture = skill.write(data)
+    result = run_cli("migrate", str(fixture), cwd=skill.root)
+    assert result.returncode == 2, result.stderr
+    assert "already in today's form" not in result.stderr
+    lines(result.stderr).fnmatch_lines([
+        "*agentic_eval.json: nothing to rewrite, but it does not load today; fix it by hand*",
+        "*no negative or adversarial case*"])

@@ -63,9 +63,12 @@ def _one(path: Path, write: bool) -> None:
                             "or regressions registry")
     new, rewrites = migrate(data)
     if not rewrites:
+        # "Already in today's form" would read as "loads today": say so only when it does.
+        _check_loads(data, kind, path, f"{shown}: nothing to rewrite, but it does not load "
+                                       "today; fix it by hand")
         print(f"{shown}: nothing to rewrite ({kind} already in today's form)", file=sys.stderr)
         return
-    _check_loads(new, kind, path, shown)
+    _check_loads(new, kind, path, f"{shown}: the rewrite would not load; nothing written")
     before = _text(data).splitlines(keepends=True)
     after = _text(new).splitlines(keepends=True)
     print_document("".join(difflib.unified_diff(before, after, f"a/{shown}", f"b/{shown}")))
@@ -78,20 +81,18 @@ def _one(path: Path, write: bool) -> None:
         print(f"{shown}: not written (pass --write)", file=sys.stderr)
 
 
-def _check_loads(new: Any, kind: str, path: Path, shown: str) -> None:
+def _check_loads(new: Any, kind: str, path: Path, headline: str) -> None:
     """Never offer a rewrite that would not load: the rewritten document is loaded first."""
     if kind == "fixture":
         try:
             fixture_from_data(new, Path(os.path.realpath(path)),
                               extra_expectations=plugin_schemas())
         except FixtureError as exc:
-            raise InputError(exc.problems, headline=f"{shown}: the rewrite would not "
-                                                    "load; nothing written") from None
+            raise InputError(exc.problems, headline=headline) from None
     elif kind == "inventory":
-        problems = schema_problems(new, "discovery_inventory", shown)
+        problems = schema_problems(new, "discovery_inventory", display_path(path))
         if problems:
-            raise InputError(problems, headline=f"{shown}: the rewrite would not load; "
-                                                "nothing written")
+            raise InputError(problems, headline=headline)
 
 
 def _text(data: Any) -> str:
