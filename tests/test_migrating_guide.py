@@ -608,6 +608,19 @@ def diff_outside_the_skill(e: Earlier) -> None:
     assert json.loads(result.stdout)["cases"][0]["outcome"] == "PASS", result.stderr
 
 
+def diff_posture_words(e: Earlier) -> None:
+    tree = e.root / "posture-words"
+    for name, body in (("says-it", "No eval: eval_not_required here."),
+                       ("names-it", "Evaluated with agentic-evals.")):
+        folder = tree / name
+        folder.mkdir(parents=True)
+        (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: d\n---\n{body}\n")
+    result = run_cli("audit-skills", str(tree), cwd=e.root)
+    assert result.returncode == 0, result.stderr
+    postures = {s["path"]: s["posture"] for s in json.loads(result.stdout)["skills"]}
+    assert postures == {"says-it": "missing", "names-it": "missing"}
+
+
 def diff_case_names(e: Earlier) -> None:
     for name in ("greets by name", "tools/greets"):
         assert "cannot be used in a test id" in e.refusal(case_key("name", name)), name
@@ -712,6 +725,9 @@ DIFFERENCES: dict[str, Callable[[Earlier], None]] = {
     "../../ticket/run.sh`, the earlier scaffold's "
     "`../../best-practices-skills/scripts/validate_skill.py`): it ran in the real folder":
         diff_outside_the_skill,
+    "`audit-skills`: a SKILL.md that said `eval_not_required`, or named agentic-evals, "
+    "anywhere in its text was exempt (`eval_not_required`) or delegating "
+    "(`delegates_to_eval_skill`)": diff_posture_words,
     "a case named with spaces, `/` or other characters (`\"greets by name\"`)":
         diff_case_names,
     "`must_exercise` of `null` or `\"\"` meant none": diff_must_exercise,
