@@ -42,19 +42,26 @@ def _key(create: bool) -> bytes | None:
     if not create:
         return None
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    # Written whole under another name, then linked into place: a process that reads the key
+    # meanwhile finds none or all of it, and of two made at once the first linked is the key.
+    temporary = path.with_name(f".{KEY_FILENAME}.{os.getpid()}.{secrets.token_hex(4)}")
+    handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     try:
-        handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-    except FileExistsError:  # made meanwhile by another process: that one is the key
-        return _key(create=False)
-    with os.fdopen(handle, "wb") as stream:
-        stream.write(secrets.token_bytes(32))
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(secrets.token_bytes(32))
+        with contextlib.suppress(FileExistsError):
+            os.link(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
     return _key(create=False)
 
 
 def seal(value: Any) -> str:
     """The seal of a JSON value, making this account's key when it has none."""
     key = _key(create=True)
-    assert key is not None
+    if key is None:
+        raise OSError(f"{key_directory() / KEY_FILENAME}: the key that seals probe results "
+                      "cannot be read")
     return mac(key, value)
 
 

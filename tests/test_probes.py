@@ -276,6 +276,22 @@ def test_a_seal_made_with_another_accounts_key_is_not_this_ones(
         == "600"
 
 
+def test_processes_that_make_the_key_at_once_agree_on_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each probe makes the account's key on first use; several at once must end with one key,
+    # and none may read a key half written.
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    script = ("from pytest_agentic_evals import seals; "
+              "print(seals.seal({'case': 'greets'}))")
+    starts = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True) for _ in range(8)]
+    results = [process.communicate(timeout=60) for process in starts]
+    assert all(process.returncode == 0 for process in starts), results
+    assert len({stdout for stdout, _ in results}) == 1
+    assert sorted(p.name for p in (tmp_path / "agentic-evals").iterdir()) == ["probe-key"]
+
+
 def test_claims_take_a_fresh_probe_over_the_static_guess(tmp_path: Path) -> None:
     data = doubler_fixture()
     data["capability_claims"] = [{
