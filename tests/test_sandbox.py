@@ -98,8 +98,9 @@ def sandboxed(tmp_path: Path) -> Sandboxed:
 
     def run(argv: list[str], *, timeout: float = 20, **plan: Any) -> ProcessResult:
         plan.setdefault("network", "host")
-        # As a trial's plan does: the runner's interpreter stays visible wherever it lives.
-        plan["readable"] = (*plan.get("readable", ()), *runner_installation())
+        # As a trial's plan does: the runner's installation stays visible and read-only
+        # wherever it lives.
+        plan["protected"] = (*plan.get("protected", ()), *runner_installation())
         return run_confined(
             argv, cwd=workspace, env=dict(os.environ), timeout=timeout,
             output_dir=tmp_path / "output", bwrap=str(BWRAP.path),
@@ -447,6 +448,34 @@ def test_only_the_workspace_scratch_tmp_home_and_declared_paths_are_writable(
     assert not Path("/tmp", name).exists()  # the trial's /tmp is its own
     assert masked.read_text() == '{"readiness": "NOT_READY"}'
     assert (hidden / "secret.txt").read_text() == "the runner's\n"
+
+
+@pytest.mark.parametrize("broad", ["the-parent", "tmp"])
+def test_a_broad_writable_path_shows_nothing_the_sandbox_hides_and_leaves_the_skill_read_only(
+    sandboxed: Sandboxed, tmp_path: Path, visible: Path, broad: str
+) -> None:
+    """A declared writable path above what the runner hides or keeps read-only (its run
+    directories, the probe key, the skill directory, its own installation, an earlier report)
+    is bound first: everything hidden or read-only inside it stays so."""
+    parent = visible if broad == "the-parent" else tmp_path
+    hidden, skill = parent / "run-dir", parent / "skill"
+    for directory in (hidden, skill):
+        directory.mkdir()
+    (hidden / "secret.txt").write_text("the runner's\n")
+    (skill / "run.sh").write_text("echo honest\n")
+    report = parent / "report.json"
+    report.write_text('{"readiness": "NOT_READY"}')
+    writable = visible if broad == "the-parent" else Path(tempfile.gettempdir())
+    script = (f"ls -A {hidden}; cat {hidden}/secret.txt; echo forged > {skill}/run.sh; "
+              f"echo forged > {report}; echo made > {parent}/made; echo done")
+    result = sandboxed(["sh", "-c", script], writable=(writable,), protected=(skill,),
+                       hidden=(hidden, report))
+    said = output(result)
+    assert "done" in said and "the runner's" not in said, said
+    assert (hidden / "secret.txt").read_text() == "the runner's\n"
+    assert (skill / "run.sh").read_text() == "echo honest\n"
+    assert report.read_text() == '{"readiness": "NOT_READY"}'
+    assert (parent / "made").read_text() == "made\n"  # the declared path itself is writable
 
 
 def test_host_daemon_sockets_are_out_of_reach(sandboxed: Sandboxed) -> None:
@@ -827,6 +856,43 @@ def test_declared_writable_paths_are_reported_and_must_exist(
         assert trial["outcome"] == "BLOCKED" and trial["infrastructure"]
         assert trial["problems"] == [
             f"declared writable path(s) do not exist: {tmp_path / 'missing'}"]
+
+
+def test_a_trial_cannot_reach_the_runners_files_or_the_original_skill_through_writable_paths(
+    pytester: pytest.Pytester, tmpdir_of_its_own: Path
+) -> None:
+    """A fixture (written by the agent under evaluation, say) declaring the host's temporary
+    directory and the skill's parent writable: other trials' run directories stay hidden and
+    the skill's own files read-only, so nothing a trial does there can make another pass."""
+    from pytest_agentic_evals.execution.rundirs import runs_root
+
+    planted = runs_root() / "of-another-skill"
+    planted.mkdir(parents=True)
+    (planted / "secret.txt").write_text("another trial's\n")
+    skill_sh = pytester.path / "run.sh"
+    data = skill_fixture(writable_paths=["/tmp", str(pytester.path.parent)])
+    data["cases"].append({
+        "name": "reaches-out", "type": "adversarial",
+        "command": ["bash", "-c", f"../run.sh x; cat {planted}/secret.txt; "
+                                  f"echo 'echo forged' >> {skill_sh}"],
+        "expected": {"exit_code": 0, "stdout_contains": ["another trial's"]}})
+    data["cases"].append({
+        "name": "writes-into-the-runs", "type": "adversarial", "required": False,
+        "writable_paths": [str(planted)], "command": ["bash", "../run.sh", "x"],
+        "expected": {"exit_code": 0}})
+    make_skill(pytester, data)
+    before = skill_sh.read_text()
+    result = run_plugin(pytester)
+    assert result.ret == 1
+    report = read_report(pytester.path / "report.json")
+    for trial in trials(report, "reaches-out"):
+        assert trial["outcome"] == "FAIL" and trial["isolation"]["sandbox"] == "bwrap", trial
+    assert skill_sh.read_text() == before
+    assert [t["outcome"] for t in trials(report, "greets")] == ["PASS", "PASS"]
+    for trial in trials(report, "writes-into-the-runs"):
+        assert trial["outcome"] == "BLOCKED", trial
+        assert trial["problems"] == [f"declared writable path(s) inside what the runner keeps "
+                                     f"to itself: {planted} (its run directories)"]
 
 
 @pytest.mark.parametrize(("change", "pointer", "message"), [

@@ -6,6 +6,7 @@ Kept free of pytest imports, like the process runner.
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping
@@ -45,6 +46,9 @@ class Place:
     readable: tuple[Path, ...]
     """What must stay visible (read-only) where the sandbox hides its surroundings: the skill
     directory and the working directory."""
+    skill_dir: Path
+    """The skill directory: read-only even inside a declared writable path (trials that work
+    in place have it as their workspace, which is bound writable after it)."""
     layers: overlay.Layers | None = None
     """When set, the workspace is an overlay of the skill directory (sandboxed trials only)."""
 
@@ -83,6 +87,10 @@ def launch(
     }
     if decision.mode == "required" and bwrap is None:
         return Launched(isolation, blocked=reason)
+    kept = _runners_own(case.writable_paths)
+    if kept:
+        return Launched(isolation, blocked=f"declared writable path(s) inside what the runner "
+                                           f"keeps to itself: {', '.join(kept)}")
     missing = missing_writable(case.writable_paths) if bwrap else []
     if missing:
         return Launched(isolation, blocked="declared writable path(s) do not exist: "
@@ -100,6 +108,19 @@ def launch(
             process = _run_sandboxed(argv, case, net, net.environment(env), timeout, place,
                                      settings, bwrap)
     return Launched(isolation, process=process, domains=net.domains())
+
+
+def _runners_own(paths: tuple[Path, ...]) -> list[str]:
+    """The declared writable paths that lie in the runner's run directories or in its key
+    directory: no trial may write there, sandboxed or not (it would reach other trials'
+    workspaces and the key that seals results)."""
+    own = {"its run directories": runs_root(), "its key directory": key_directory()}
+    found = []
+    for path in paths:
+        real = Path(os.path.realpath(path))
+        found += [f"{path} ({what})" for what, directory in own.items()
+                  if Path(os.path.realpath(directory)) in (real, *real.parents)]
+    return found
 
 
 def _sandbox_for(decision: Decision) -> tuple[str | None, str | None]:
@@ -120,7 +141,8 @@ def _run_sandboxed(argv: list[str], case: Case, net: _Network, env: Mapping[str,
     plan = MountPlan(
         workspace=place.workspace, scratch=place.scratch, cwd=place.cwd,
         network=net.network, writable=case.writable_paths,
-        readable=(*place.readable, *runner_installation(), *net.visible()),
+        readable=(*place.readable, *net.visible()),
+        protected=(place.skill_dir, *runner_installation()),
         hidden=(runs_root(), key_directory(), *settings.hidden),
         lower=None if place.layers is None else place.layers.lower,
         work=None if place.layers is None else place.layers.work,

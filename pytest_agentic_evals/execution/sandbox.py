@@ -180,6 +180,9 @@ class MountPlan:
     readable: tuple[Path, ...] = ()
     """Paths that stay visible read-only even inside a hidden directory (the skill directory
     and the working directory)."""
+    protected: tuple[Path, ...] = ()
+    """Paths that stay read-only even inside a declared writable path: the skill directory
+    (whose trials work on a copy) and the runner's installation."""
     hidden: tuple[Path, ...] = ()
     """What the runner keeps to itself: a directory is replaced by an empty one (run
     directories), a file is shown empty and read-only (a report from an earlier run)."""
@@ -217,7 +220,12 @@ def bwrap_arguments(plan: MountPlan) -> list[str]:
         args += ["--tmpfs", "/run"]
         covered.append(Path("/run"))
 
-    shown: list[Path] = []
+    # Declared writable paths first: one above what the runner hides or keeps read-only (the
+    # host's /tmp, a home directory, a checkout holding the skill) would otherwise cover those
+    # mounts with the real, writable tree. Everything below is mounted inside them.
+    for path in plan.writable:
+        args += ["--bind", str(path), str(path)]
+    shown: list[Path] = list(plan.writable)
 
     def visible(path: Path) -> bool:
         if any(_under(path, s) for s in shown):
@@ -227,6 +235,9 @@ def bwrap_arguments(plan: MountPlan) -> list[str]:
         real = _real(path)
         return not any(_under(real, c) for c in covered)
 
+    def writable(path: Path) -> bool:
+        return any(_under(path, w) for w in plan.writable)
+
     files = []
     for path in plan.hidden:
         if os.path.isdir(path) and visible(path):
@@ -234,24 +245,24 @@ def bwrap_arguments(plan: MountPlan) -> list[str]:
             covered.append(path)
         elif os.path.isfile(path):
             files.append(path)
-    # Outermost first: what lies inside a path shown again is shown with it.
-    for path in sorted(plan.readable, key=lambda p: len(p.parts)):
-        if os.path.exists(path) and not visible(path):
+    # Outermost first: what lies inside a path shown again is shown with it. A protected path
+    # inside a declared writable one is bound again, read-only: the skill's original files and
+    # the runner's installation are not the trial's to change.
+    for path in sorted((*plan.readable, *plan.protected), key=lambda p: len(p.parts)):
+        if os.path.exists(path) and (
+                not visible(path) or (path in plan.protected and writable(path))):
             args += ["--ro-bind", str(path), str(path)]
             shown.append(path)
     if plan.lower is None or plan.work is None:
         args += ["--bind", str(plan.workspace), str(plan.workspace)]
-    for path in (plan.scratch, *plan.writable):
-        args += ["--bind", str(path), str(path)]
+    args += ["--bind", str(plan.scratch), str(plan.scratch)]
     if plan.lower is not None and plan.work is not None:
-        # After the binds: a declared writable path above the trial directory must not cover
-        # the overlay with its bare upper layer.
         args += ["--overlay-src", str(plan.lower),
                  "--overlay", str(plan.workspace), str(plan.work), str(plan.workspace)]
     for path in files:
         # Also inside a writable directory: a mount point can be neither written, renamed nor
         # removed from inside.
-        if visible(path) or any(_under(path, w) for w in (plan.workspace, *plan.writable)):
+        if visible(path) or writable(path) or _under(path, plan.workspace):
             args += ["--ro-bind", os.devnull, str(path)]
     args += ["--chdir", str(plan.cwd)]
     return args

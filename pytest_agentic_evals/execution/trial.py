@@ -165,7 +165,8 @@ def _run_in(workspace: ws.Workspace, lease: Lease | None, context: _Context) -> 
     started_ns = context.dirs.mark_start(scratch, lease)
     place = Place(workspace=workspace.root, cwd=workspace.cwd, scratch=scratch,
                   output=trial_dir / "output",
-                  readable=(context.skill_dir, case.cwd, workspace.cwd), layers=workspace.layers)
+                  readable=(context.skill_dir, case.cwd, workspace.cwd),
+                  skill_dir=context.skill_dir, layers=workspace.layers)
     launched = launch(argv, case, env, timeout, place, settings.sandbox)
     if launched.process is None:
         return _not_run(launched, trial, workspace)
