@@ -281,6 +281,52 @@ def test_a_yielded_nothing_transcript_counts_no_calls() -> None:
     assert empty.figure("input_tokens") == 5  # what it does state still counts
 
 
+# Any JSON with a "type" that no other format claims is read as the runner's own: strictly,
+# so that an API response or an agent's session file is never judged on what was skipped.
+NOT_UNDERSTOOD_SAMPLES = {
+    # An Anthropic Messages API response: the call is inside "content".
+    "anthropic-message": json.dumps({
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "m",
+        "content": [{"type": "tool_use", "id": "t", "name": "Bash",
+                     "input": {"command": "rm -rf /"}}]}),
+    # An OpenAI Responses API response: the call is inside "output".
+    "openai-response": json.dumps({
+        "id": "resp_1", "object": "response", "type": "response", "output": [
+            {"type": "function_call", "name": "shell", "arguments": "{\"cmd\": \"rm -rf /\"}"}]}),
+    # A Codex session file (rollout), not the exec --json stream.
+    "codex-session": "\n".join(json.dumps(r) for r in [
+        {"timestamp": "t", "type": "session_meta", "payload": {"id": "s"}},
+        {"timestamp": "t", "type": "response_item", "payload": {
+            "type": "function_call", "name": "shell", "arguments": "{\"command\": [\"rm\"]}"}}]),
+    # The runner's own shape with the call's arguments under a key it does not read.
+    "input-for-parameters": json.dumps(
+        {"type": "tool_use", "name": "Bash", "input": {"command": "rm -rf /"}}),
+}
+
+
+@pytest.mark.parametrize("sample", NOT_UNDERSTOOD_SAMPLES.values(),
+                         ids=NOT_UNDERSTOOD_SAMPLES.keys())
+@pytest.mark.parametrize("value", [
+    {"forbidden_events": [{"parameters.command_contains": "rm -rf"}]},
+    {"event_counts": [{"event": {"type": "tool_use"}, "at_most": 0}]},
+], ids=["forbidden", "count"])
+def test_a_trajectory_the_runner_does_not_understand_is_not_tested(
+        tmp_path: Path, sample: str, value: dict[str, Any]) -> None:
+    failures = check(value, observation(tmp_path, sample))
+    assert len(failures) == 1, failures
+    assert failures[0].startswith("trajectory not tested: record 1"), failures
+    assert failures[0].startswith(tj.NOT_TESTED_PREFIXES)
+
+
+def test_a_budget_on_a_trajectory_not_understood_is_not_tested(tmp_path: Path) -> None:
+    sample = NOT_UNDERSTOOD_SAMPLES["input-for-parameters"]
+    failures = check_expectations({"budget": {"max_tool_calls": 0}},
+                                  observation(tmp_path, sample), builtin_kinds())
+    assert failures == ["budget not tested: the transcript is not understood: record 1 "
+                        "(tool_use) has 'input', which the runner's JSON Lines do not have (a "
+                        "tool_use record has type, name, parameters, content, agent, agent_id)"]
+
+
 # Matching
 
 

@@ -20,6 +20,7 @@ from pytest_agentic_evals.expectations.observation import Observation
 from pytest_agentic_evals.expectations.trajectory import (
     TrajectoryError,
     TrajectoryNotFound,
+    TrajectoryNotUnderstood,
     load_transcript,
 )
 from pytest_agentic_evals.usage import shown
@@ -42,6 +43,8 @@ def check_budget(value: Mapping[str, Any], observation: Observation) -> list[str
         transcript = load_transcript(value.get("source", "env"), observation)
     except TrajectoryNotFound as exc:
         return [f"{BUDGET_NOT_TESTED}: no transcript to read the run's figures from: {exc}"]
+    except TrajectoryNotUnderstood as exc:
+        return [f"{BUDGET_NOT_TESTED}: the transcript is not understood: {exc}"]
     except TrajectoryError as exc:
         return [f"budget: the transcript cannot be read: {exc}"]
     failures = []

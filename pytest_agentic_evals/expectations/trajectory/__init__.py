@@ -27,6 +27,7 @@ from pytest_agentic_evals.expectations.trajectory.events import (
     Event,
     TrajectoryError,
     TrajectoryNotFound,
+    TrajectoryNotUnderstood,
     Transcript,
 )
 from pytest_agentic_evals.expectations.trajectory.matching import (
@@ -54,6 +55,7 @@ __all__ = [
     "Event",
     "TrajectoryError",
     "TrajectoryNotFound",
+    "TrajectoryNotUnderstood",
     "Transcript",
     "check_trajectory",
     "event_matches",
@@ -70,6 +72,8 @@ def check_trajectory(value: Mapping[str, Any], observation: Observation) -> list
         transcript = load_transcript(value.get("source", "env"), observation)
     except TrajectoryNotFound as exc:
         return [f"{TRAJECTORY_NOT_FOUND}: {exc}"]
+    except TrajectoryNotUnderstood as exc:
+        return [f"{NOT_TESTED}: {exc}; the checks cannot be judged"]
     except TrajectoryError as exc:
         return [f"trajectory: {exc}"]
     if not transcript.events:
@@ -96,7 +100,7 @@ def trial_usage(expected: Mapping[str, Any], observation: Observation) -> dict[s
     for source in dict.fromkeys(sources):
         try:
             transcript = load_transcript(source, observation)
-        except (TrajectoryNotFound, TrajectoryError):
+        except (TrajectoryNotFound, TrajectoryNotUnderstood, TrajectoryError):
             continue
         return transcript.usage()
     return None

@@ -40,6 +40,11 @@ class TrajectoryError(Exception):
     """A trajectory that is there but cannot be read as one."""
 
 
+class TrajectoryNotUnderstood(Exception):
+    """A trajectory in a shape this version does not read: its checks cannot be judged (a
+    forbidden call it holds in a field no parser reads would pass as never made)."""
+
+
 def make_event(
     kind: str,
     name: Any = None,

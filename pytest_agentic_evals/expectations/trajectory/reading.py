@@ -22,6 +22,7 @@ from pytest_agentic_evals.expectations.observation import ArtifactError, Observa
 from pytest_agentic_evals.expectations.trajectory.events import (
     TrajectoryError,
     TrajectoryNotFound,
+    TrajectoryNotUnderstood,
     Transcript,
 )
 
@@ -34,7 +35,8 @@ Parser = Callable[[list[Any]], Transcript]
 def load_transcript(source: str, observation: Observation) -> Transcript:
     """The trial's trajectory from ``source``, read once per trial whatever asks for it.
 
-    Raises TrajectoryNotFound (nothing to read) or TrajectoryError (not a trajectory).
+    Raises TrajectoryNotFound (nothing to read), TrajectoryNotUnderstood (a shape this version
+    does not read) or TrajectoryError (not a trajectory).
     """
     key = _CACHE_KEY + source
     if key not in observation.cache:
@@ -43,7 +45,7 @@ def load_transcript(source: str, observation: Observation) -> Transcript:
             transcript = parse_trajectory(text)
             transcript.label = label
             observation.cache[key] = transcript
-        except (TrajectoryNotFound, TrajectoryError) as exc:
+        except (TrajectoryNotFound, TrajectoryNotUnderstood, TrajectoryError) as exc:
             observation.cache[key] = exc
     found = observation.cache[key]
     if isinstance(found, Exception):
