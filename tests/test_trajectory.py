@@ -17,9 +17,10 @@ from pytest_agentic_evals.expectations import trajectory as tj
 from pytest_agentic_evals.expectations.builtin import builtin_kinds, check_expectations
 from pytest_agentic_evals.expectations.observation import Observation
 from pytest_agentic_evals.expectations.trajectory import reading
-from pytest_agentic_evals.loading.fixture import fixture_schema
+from pytest_agentic_evals.loading import fixture_from_data
+from pytest_agentic_evals.loading.fixture import FixtureError, fixture_schema
 
-from conftest import MODES, make_skill, skill_fixture
+from conftest import MODES, Skill, make_skill, skill_fixture
 
 DATA = Path(__file__).parent / "data" / "trajectories"
 
@@ -519,6 +520,50 @@ def test_schema_accepts_the_documented_shape_and_nothing_else() -> None:
                 {"event_counts": [{"event": {"name": "x"}, "at_least": -1}]},
                 {"event_counts": [{"event": {"name": "x"}, "min": 1}]}):
         assert list(validator.iter_errors(bad)), bad
+
+
+@pytest.mark.parametrize(("key", "value", "pointer"), [
+    ("input.command_contains", "rm -rf", "forbidden_events/0"),
+    ("tool", "Bash", "forbidden_events/0"),
+    ("parameter.command", "ls", "required_events/0"),
+    ("parameters.", "ls", "event_counts/0/event"),
+    ("parameters..command_contains", "ls", "forbidden_events/0"),
+])
+def test_a_matcher_key_naming_no_field_of_an_event_is_a_load_error(
+        skill: Skill, key: str, value: str, pointer: str) -> None:
+    """Such a key matches no event: a forbidden call would pass whatever the agent did."""
+    group = pointer.partition("/")[0]
+    matcher = {key: value}
+    trajectory: dict[str, Any] = (
+        {"event_counts": [{"event": matcher, "at_most": 0}]} if group == "event_counts"
+        else {group: [matcher]})
+    data = skill_fixture()
+    data["cases"][0]["expected"]["trajectory"] = trajectory
+    with pytest.raises(FixtureError) as caught:
+        fixture_from_data(data, skill.fixtures / "agentic_eval.json")
+    text = caught.value.describe()
+    assert f"/cases/0/expected/trajectory/{pointer}: matcher key {key!r} names no field" in text
+
+
+def test_every_documented_matcher_key_loads(skill: Skill) -> None:
+    matcher = {"type": "tool_use", "name": "Bash", "name_contains": "Ba", "content_contains": "x",
+               "agent": "main", "agent_id": "a", "agent_id_contains": "a", "parameters": {},
+               "parameters.command": "ls", "parameters.options.replace_all": True,
+               "parameters.command_contains": "l", "parameters_contains": "ls"}
+    data = skill_fixture()
+    data["cases"][0]["expected"]["trajectory"] = {"required_events": [matcher]}
+    case = fixture_from_data(data, skill.fixtures / "agentic_eval.json").cases[0]
+    assert case.expected["trajectory"]["required_events"] == [matcher]
+
+
+def test_a_matcher_type_that_is_no_event_type_is_a_load_error(skill: Skill) -> None:
+    data = skill_fixture()
+    data["cases"][0]["expected"]["trajectory"] = {"forbidden_events": [{"type": "tool_call"}]}
+    with pytest.raises(FixtureError) as caught:
+        fixture_from_data(data, skill.fixtures / "agentic_eval.json")
+    text = caught.value.describe()
+    assert "/cases/0/expected/trajectory/forbidden_events/0/type: " in text
+    assert "tool_use" in text, text
 
 
 # End to end: real sessions, serially and under xdist

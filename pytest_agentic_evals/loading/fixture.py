@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_agentic_evals.expectations.budget import limit_problems
 from pytest_agentic_evals.expectations.domains import RULE_KEYS, merge_case_rules
+from pytest_agentic_evals.expectations.trajectory.matching import matcher_key_problem
 from pytest_agentic_evals.jsonio import display_path
 from pytest_agentic_evals.loading.inputs import build_inputs, merged
 from pytest_agentic_evals.loading.oschars import system_string_problems
@@ -418,9 +419,25 @@ def _budget_reads_the_trajectory(expected: Mapping[str, Any]) -> Mapping[str, An
     return {**expected, "budget": {**budget, "source": trajectory["source"]}}
 
 
+def _matcher_key_problems(expected: Mapping[str, Any], shown: str, here: str) -> list[Problem]:
+    trajectory = expected.get("trajectory")
+    if not isinstance(trajectory, dict):
+        return []
+    matchers = [(f"{here}/trajectory/{group}/{i}", m)
+                for group in ("required_events", "forbidden_events")
+                for i, m in enumerate(trajectory.get(group) or ())]
+    matchers += [(f"{here}/trajectory/event_counts/{i}/event", c.get("event"))
+                 for i, c in enumerate(trajectory.get("event_counts") or ())
+                 if isinstance(c, dict)]
+    return [Problem(shown, pointer, message)
+            for pointer, matcher in matchers if isinstance(matcher, dict)
+            for key in matcher if (message := matcher_key_problem(key)) is not None]
+
+
 def _agent_run_problems(expected: Mapping[str, Any], shown: str, here: str) -> list[Problem]:
-    """Count matchers that contradict themselves, and a budget that bounds nothing."""
-    problems = []
+    """Matcher keys that name no field of an event, count matchers that contradict themselves,
+    and a budget that bounds nothing."""
+    problems = _matcher_key_problems(expected, shown, here)
     trajectory = expected.get("trajectory")
     counts = trajectory.get("event_counts") if isinstance(trajectory, dict) else None
     for position, count in enumerate(counts if isinstance(counts, list) else ()):

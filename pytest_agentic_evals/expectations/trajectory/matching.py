@@ -18,6 +18,24 @@ from pytest_agentic_evals.jsonvalues import json_equal
 PREFIX = "trajectory"
 NOT_TESTED = "trajectory not tested"
 _SHOWN_POSITIONS = 8
+# The fields of a normalised event a matcher may name; only parameters has fields of its own.
+EVENT_FIELDS = ("type", "name", "parameters", "content", "agent", "agent_id")
+CONTAINS = "_contains"
+
+
+def matcher_key_problem(key: str) -> str | None:
+    """Why a matcher key can never hold for any event, or None. A key naming no field of an
+    event (``input.command``, ``tool``) matches nothing: a required event would never be
+    found, and a forbidden one would pass whatever the agent did."""
+    field = key[: -len(CONTAINS)] if key.endswith(CONTAINS) else key
+    head, dot, path = field.partition(".")
+    if head in EVENT_FIELDS and not dot:
+        return None
+    if head == "parameters" and all(path.split(".")):
+        return None
+    return (f"matcher key {key!r} names no field of an event: use type, name, content, agent, "
+            "agent_id, parameters or parameters.<field>[.<field>...], each optionally ending "
+            f"in {CONTAINS}")
 
 
 def _lookup(event: Mapping[str, Any], dotted: str) -> tuple[bool, Any]:
@@ -32,8 +50,8 @@ def _lookup(event: Mapping[str, Any], dotted: str) -> tuple[bool, Any]:
 def event_matches(matcher: Mapping[str, Any], event: Mapping[str, Any]) -> bool:
     """Whether every key of the matcher holds for the event."""
     for key, wanted in matcher.items():
-        if key.endswith("_contains"):
-            found, value = _lookup(event, key[: -len("_contains")])
+        if key.endswith(CONTAINS):
+            found, value = _lookup(event, key[: -len(CONTAINS)])
             if not found or value is None or str(wanted) not in as_text(value):
                 return False
         else:
