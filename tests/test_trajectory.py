@@ -450,6 +450,72 @@ def test_an_unread_subagent_leaves_no_call_checks_untested_unless_main_only() ->
     assert tj.match_trajectory(main_only, got.events, got.unresolved_subagents) == []
 
 
+# Subagents whose messages are not in the transcript, and transcripts without the calls
+
+
+def without_lines(name: str, drop: Any) -> str:
+    """A sample with the JSON lines for which ``drop(record)`` is true left out."""
+    lines = (DATA / name).read_text().splitlines()
+    return "\n".join(line for line in lines if not drop(json.loads(line)))
+
+
+MISSING_SUBAGENT_SAMPLES = {
+    # The Task call is there; the subagent's own messages are not.
+    "claude-task": (without_lines("claude-subagent.jsonl",
+                                  lambda r: r.get("parent_tool_use_id") == "toolu_task"),
+                    "Task call toolu_task"),
+    # spawn_agent names a thread that never starts in the stream (the worker's lines, from
+    # its thread.started on, are left out).
+    "codex-spawn": ("\n".join((DATA / "codex-subagent.jsonl").read_text().splitlines()[:8]),
+                    "thread thread-worker"),
+}
+
+
+@pytest.mark.parametrize(("sample", "named"), MISSING_SUBAGENT_SAMPLES.values(),
+                         ids=MISSING_SUBAGENT_SAMPLES.keys())
+def test_a_subagent_started_but_not_in_the_transcript_leaves_call_checks_untested(
+        sample: str, named: str) -> None:
+    got = tj.parse_trajectory(sample)
+    assert got.unresolved_subagents == [named]
+    value = {"forbidden_events": [{"name": "rm"}],
+             "event_counts": [{"event": {"type": "tool_use"}, "at_most": 50}]}
+    failures = tj.match_trajectory(value, got.events, got.unresolved_subagents)
+    assert [f.split(" cannot be judged")[0] for f in failures] == [
+        'trajectory not tested: forbidden_events[0] {"name": "rm"}',
+        'trajectory not tested: event_counts[0] {"type": "tool_use"}']
+    assert got.figure("tool_calls") is None
+    main_only = {"forbidden_events": [{"name": "rm", "agent": "main"}]}
+    assert tj.match_trajectory(main_only, got.events, got.unresolved_subagents) == []
+
+
+def test_a_claude_session_files_sidechain_messages_are_a_subagents() -> None:
+    records = [json.loads(line) for line in
+               (DATA / "claude-subagent.jsonl").read_text().splitlines()]
+    for record in records:  # as a session file writes them: no parent_tool_use_id
+        record.pop("parent_tool_use_id", None)
+    sub = [r for r in records if r["type"] in ("assistant", "user")][1:5]
+    for record in sub:
+        record.update(isSidechain=True, agentId="a1b2")
+    got = tj.parse_trajectory("\n".join(json.dumps(r) for r in records))
+    assert [(e["name"], e["agent"], e["agent_id"]) for e in got.events
+            if e["type"] == "tool_use"] == [
+        ("Task", "main", None), ("Bash", "subagent", "a1b2"), ("Read", "main", None)]
+    assert got.unresolved_subagents == []
+
+
+def test_claudes_json_output_states_the_result_not_the_calls(tmp_path: Path) -> None:
+    result = (DATA / "claude-subagent.jsonl").read_text().splitlines()[-1]
+    obs = observation(tmp_path, result)
+    assert check({"forbidden_events": [{"name": "Bash"}]}, obs) == [
+        f"trajectory not tested: {tmp_path / 'trajectory.jsonl'} (AGENTIC_EVALS_TRAJECTORY): "
+        "it holds the result of the run but none of its messages (the output of "
+        "--output-format json): which calls were made is unknown; write the trajectory with "
+        "--output-format stream-json --verbose; the checks cannot be judged"]
+    budget = check_expectations({"budget": {"max_cost_usd": 1.0, "max_tool_calls": 5}}, obs,
+                                builtin_kinds())
+    assert len(budget) == 1 and budget[0].startswith("budget not tested: max_tool_calls: ")
+
+
 # The check as an expectation kind
 
 

@@ -76,6 +76,9 @@ def check_trajectory(value: Mapping[str, Any], observation: Observation) -> list
         return [f"{NOT_TESTED}: {exc}; the checks cannot be judged"]
     except TrajectoryError as exc:
         return [f"trajectory: {exc}"]
+    if transcript.calls_unknown is not None:
+        return [f"{NOT_TESTED}: {transcript.label}: {transcript.calls_unknown}; the checks "
+                "cannot be judged"]
     if not transcript.events:
         # Parsed to nothing is no better than missing: a forbidden call in a schema this
         # version does not read would otherwise pass as "never made".

@@ -23,6 +23,8 @@ from pytest_agentic_evals.expectations.trajectory.events import (
 
 FORMAT = "Claude Code stream-json"
 MESSAGE_TYPES = ("assistant", "user", "result", "system", "stream_event")
+# The tools that start a subagent (Claude Code renamed Task to Agent).
+SUBAGENT_TOOLS = ("Task", "Agent")
 # The input Claude bills is split into three counts; the budget bounds all of it.
 _INPUT_COUNTS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
@@ -36,22 +38,54 @@ def is_claude_record(record: Mapping[str, Any]) -> bool:
 def parse(records: list[Any]) -> Transcript:
     events: list[Event] = []
     figures = Figures()
+    messages = 0
+    delegated: list[str] = []  # ids of the Task calls that started a subagent
+    heard_from: set[str] = set()  # ids a subagent's messages name as their parent
     for _, record in typed_records(records, "a Claude Code stream-json message"):
         kind = record["type"]
-        parent = record.get("parent_tool_use_id")
-        agent_id = parent if isinstance(parent, str) and parent else None
+        agent_id = _subagent(record)
+        if agent_id is not None:
+            heard_from.add(agent_id)
         if kind in ("assistant", "user") and isinstance(record.get("message"), dict):
-            events += _message_events(kind, record["message"], agent_id)
+            messages += 1
+            events += _message_events(kind, record["message"], agent_id, delegated)
         elif kind == "result":
             if isinstance(record.get("result"), str):
                 events.append(make_event("output", content=record["result"]))
             _result_figures(record, figures)
-    return Transcript(FORMAT, events, figures,
-                      looked_for="assistant tool_use or text blocks, user tool_result blocks "
-                                 "or a result message")
+    unheard = [i for i in delegated if i not in heard_from]
+    # A session file's subagent messages do not name their Task call: each subagent heard from
+    # that way stands for one of the calls.
+    unheard = unheard[len({a for a in heard_from if a not in delegated}):]
+    return Transcript(
+        FORMAT, events, figures,
+        unresolved_subagents=[f"Task call {i}" for i in unheard],
+        # The result message states the whole session's cost, tokens and time.
+        understated=("tool_calls", "turns"),
+        calls_unknown=None if messages or not events else (
+            "it holds the result of the run but none of its messages (the output of "
+            "--output-format json): which calls were made is unknown; write the trajectory "
+            "with --output-format stream-json --verbose"),
+        looked_for="assistant tool_use or text blocks, user tool_result blocks or a result "
+                   "message")
 
 
-def _message_events(role: str, message: Mapping[str, Any], agent_id: str | None) -> list[Event]:
+def _subagent(record: Mapping[str, Any]) -> str | None:
+    """The subagent a message belongs to: stream-json names the Task call that started it in
+    ``parent_tool_use_id``; a session file marks a subagent's messages ``isSidechain``."""
+    parent = record.get("parent_tool_use_id")
+    if isinstance(parent, str) and parent:
+        return parent
+    if record.get("isSidechain") is True:
+        agent = record.get("agentId")
+        return agent if isinstance(agent, str) and agent else "sidechain"
+    return None
+
+
+def _message_events(role: str, message: Mapping[str, Any], agent_id: str | None,
+                    delegated: list[str]) -> list[Event]:
+    """The events of one message; the ids of the calls in it that start a subagent are added
+    to ``delegated``."""
     content = message.get("content")
     if not isinstance(content, list):
         return []  # a plain-string user prompt
@@ -63,6 +97,8 @@ def _message_events(role: str, message: Mapping[str, Any], agent_id: str | None)
         if kind == "tool_use":
             events.append(make_event("tool_use", block.get("name"), block.get("input"),
                                      agent_id=agent_id))
+            if block.get("name") in SUBAGENT_TOOLS and isinstance(block.get("id"), str):
+                delegated.append(block["id"])
         elif kind == "text" and role == "assistant":
             events.append(make_event("output", content=block.get("text", ""), agent_id=agent_id))
         elif kind == "tool_result":

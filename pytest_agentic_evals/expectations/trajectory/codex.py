@@ -9,7 +9,9 @@ the turn's token usage.
 Subagents: the thread of the first ``thread.started`` is the main agent's. A
 ``collab_tool_call`` (``spawn_agent``, ``send_input``, ``wait``...) names the thread that made
 it in ``sender_thread_id``; a stream that goes on with another ``thread.started`` (a subagent's
-thread written to the same file) has its items attributed to that thread.
+thread written to the same file) has its items attributed to that thread. A thread a
+``collab_tool_call`` names in ``receiver_thread_ids`` that never starts in the stream is a
+subagent whose calls are unknown.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ def is_codex_record(record: Mapping[str, Any]) -> bool:
 def parse(records: list[Any]) -> Transcript:
     main_thread: str | None = None
     thread: str | None = None
+    threads: set[str] = set()
     order: list[tuple[str | None, str]] = []
     items: dict[tuple[str | None, str], tuple[Mapping[str, Any], str | None]] = {}
     figures = Figures()
@@ -46,6 +49,7 @@ def parse(records: list[Any]) -> Transcript:
         if kind == "thread.started" and isinstance(record.get("thread_id"), str):
             thread = record["thread_id"]
             main_thread = main_thread or thread
+            threads.add(thread)
         elif kind == "turn.completed":
             usage = mapping(record.get("usage"))
             # Codex counts cached input inside input_tokens (cached_input_tokens is a subset).
@@ -62,13 +66,19 @@ def parse(records: list[Any]) -> Transcript:
             subagent = thread if thread is not None and thread != main_thread else None
             items[key] = (item, subagent)  # started, updated, completed: the last state counts
     events: list[Event] = []
+    spawned: list[str] = []
     for key in order:
         item, subagent = items[key]
+        if item.get("type", item.get("item_type")) == "collab_tool_call":
+            receivers = item.get("receiver_thread_ids")
+            spawned += [t for t in receivers if isinstance(t, str) and t not in spawned] \
+                if isinstance(receivers, list) else []
         sender = item.get("sender_thread_id")
         if isinstance(sender, str) and main_thread is not None:
             subagent = sender if sender != main_thread else None
         events += _item_events(item, subagent)
     return Transcript(FORMAT, events, figures,
+                      unresolved_subagents=[f"thread {t}" for t in spawned if t not in threads],
                       looked_for="items of a known type (command_execution, file_change, "
                                  "mcp_tool_call, collab_tool_call, web_search, agent_message)")
 

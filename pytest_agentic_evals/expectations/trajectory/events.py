@@ -134,7 +134,13 @@ class Transcript:
     events: list[Event]
     figures: Figures = field(default_factory=Figures)
     unresolved_subagents: list[str] = field(default_factory=list)
-    """Subagent runs the transcript refers to but does not contain (ATIF file references)."""
+    """Subagent runs the transcript refers to but does not contain (ATIF file references, a
+    Claude Code Task call or a Codex spawned thread with none of its messages)."""
+    understated: tuple[str, ...] = tuple(FIGURES)
+    """The figures those missing runs would understate (all of them, unless the format states
+    the run's totals elsewhere)."""
+    calls_unknown: str | None = None
+    """Why the transcript cannot tell which calls were made (it only states the outcome)."""
     looked_for: str = "events"
     """What the parser recognises, for the message when it found nothing."""
     label: str = "the trajectory"
@@ -143,6 +149,8 @@ class Transcript:
     def __post_init__(self) -> None:
         # The count of calls is known whenever the calls themselves are: never for a
         # transcript that yielded nothing (a format not understood is not "no calls").
+        if self.calls_unknown is not None:
+            self.figures.withhold(self.calls_unknown, "tool_calls")
         if self.events and "tool_calls" not in self.figures.withheld:
             count = sum(event["type"] == "tool_use" for event in self.events)
             self.figures.values["tool_calls"] = count
@@ -151,7 +159,7 @@ class Transcript:
             self.figures.withhold(
                 f"the subagent run(s) {', '.join(self.unresolved_subagents)} are referenced "
                 "but not in the transcript, so its figures understate the run",
-                *FIGURES,
+                *self.understated,
             )
 
     def figure(self, name: str) -> int | float | None:
