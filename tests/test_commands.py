@@ -303,13 +303,73 @@ def test_comments(script: str, expected: list[tuple[str, ...]]) -> None:
                                                ("./run.sh",)]),
         ("(( n = 1 + 2 )); echo $n", [("echo", "$n")]),
         ("greet() { ./run.sh \"$1\"; }; greet Ada", [("./run.sh", "$1")]),
-        ("function greet { echo hi; }", [("echo", "hi")]),
+        ("function greet { echo hi; }; greet", [("echo", "hi")]),
+        ("function greet() { echo hi; }\ngreet", [("echo", "hi")]),
         ("arr=(a b c); echo ${arr[1]}", [("echo", "${arr[1]}")]),
         ("case $x in a) ./run.sh\nesac; echo done", [("./run.sh",), ("echo", "done")]),
         ("arr=(a $(./gen.sh) c); ./run.sh", [("./gen.sh",), ("./run.sh",)]),
     ],
 )
 def test_shell_keywords_are_skipped(script: str, expected: list[tuple[str, ...]]) -> None:
+    assert argvs(["bash", "-c", script]) == expected
+
+
+@pytest.mark.parametrize(
+    ("script", "expected"),
+    [
+        ("echo ok; exit 0; ./run.sh", [("echo", "ok"), ("exit", "0")]),
+        ("exit 0\n./run.sh", [("exit", "0")]),
+        ("true && exit; ./run.sh", [("true",), ("exit",)]),
+        ("exit 0 || ./run.sh", [("exit", "0")]),
+        ("{ exit 0; }; ./run.sh", [("exit", "0")]),
+        ("exec cat; ./run.sh", [("cat",)]),
+        ("set -n; ./run.sh", [("set", "-n")]),
+        ("set -o noexec\n./run.sh", [("set", "-o", "noexec")]),
+        ("false && ./run.sh", [("false",)]),
+        ("false && ./run.sh && ./run.sh", [("false",)]),
+        ("! true && ./run.sh", [("true",)]),
+        ("true || ./run.sh", [("true",)]),
+        (": || ./run.sh", [(":",)]),
+        ("if false; then ./run.sh; fi", [("false",)]),
+        ("if true; then echo a; else ./run.sh; fi", [("true",), ("echo", "a")]),
+        ("if true; then echo a; elif ./x; then ./run.sh; fi", [("true",), ("echo", "a")]),
+        ("if false; then ./run.sh; elif false; then ./run.sh; else echo b; fi",
+         [("false",), ("false",), ("echo", "b")]),
+        ("while false; do ./run.sh; done", [("false",)]),
+        ("until true; do ./run.sh; done", [("true",)]),
+        ("if false; then if ./x; then ./run.sh; fi; fi", [("false",)]),
+        ("run() { ./run.sh; }; echo ok", [("echo", "ok")]),
+        ("function run { ./run.sh; }\necho ok", [("echo", "ok")]),
+    ],
+)
+def test_code_the_script_never_runs_is_not_collected(
+    script: str, expected: list[tuple[str, ...]]
+) -> None:
+    """A fixture must not name the skill's entrypoint where its own script never reaches it."""
+    assert argvs(["bash", "-c", script]) == expected
+
+
+@pytest.mark.parametrize(
+    ("script", "expected"),
+    [
+        ("./check && exit; ./run.sh", [("./check",), ("exit",), ("./run.sh",)]),
+        ("if ./check; then exit 1; fi; ./run.sh", [("./check",), ("exit", "1"), ("./run.sh",)]),
+        ("(exit 0); ./run.sh", [("exit", "0"), ("./run.sh",)]),
+        ("exit 0 | cat; ./run.sh", [("exit", "0"), ("cat",), ("./run.sh",)]),
+        ("exit 0 & ./run.sh", [("exit", "0"), ("./run.sh",)]),
+        ("f() { exit 1; }; ./run.sh", [("./run.sh",)]),
+        ("false || ./run.sh", [("false",), ("./run.sh",)]),
+        ("./x && true || ./run.sh", [("./x",), ("true",), ("./run.sh",)]),
+        ("false && echo a || ./run.sh", [("false",), ("./run.sh",)]),
+        ("case $1 in a) exit 0;; esac; ./run.sh", [("exit", "0"), ("./run.sh",)]),
+        ("exec 3>/dev/null; ./run.sh", [("./run.sh",)]),
+        ("while true; do ./run.sh; break; done", [("true",), ("./run.sh",), ("break",)]),
+        ("if ! false; then ./run.sh; fi", [("false",), ("./run.sh",)]),
+        ("f() { g; }; g() { ./run.sh; }; f", [("./run.sh",)]),
+        ("for x in a; do exit 0; done; ./run.sh", [("exit", "0"), ("./run.sh",)]),
+    ],
+)
+def test_code_that_may_run_is_collected(script: str, expected: list[tuple[str, ...]]) -> None:
     assert argvs(["bash", "-c", script]) == expected
 
 
@@ -1161,3 +1221,20 @@ def test_analysis_never_fails_unexpectedly(argv: list[str]) -> None:
         if analyse is simple_commands:
             assert isinstance(result, list)
             assert all(isinstance(command, SimpleCommand) for command in result)
+
+
+@pytest.mark.parametrize("argv", [
+    ["bash", "-n", "./run.sh"],
+    ["sh", "-n", "-c", "./run.sh"],
+    ["bash", "-ne", "-c", "./run.sh"],
+    ["bash", "-o", "pipefail", "-o", "noexec", "./run.sh"],
+    ["bash", "-c", "bash -n ./run.sh"],
+])
+def test_a_shell_that_only_checks_syntax_runs_nothing(argv: list[str]) -> None:
+    assert argvs(argv) == []
+
+
+def test_a_shell_with_other_options_still_runs_its_script() -> None:
+    assert argvs(["bash", "-o", "pipefail", "-e", "./run.sh"]) == [
+        ("bash", "-o", "pipefail", "-e", "./run.sh")]
+    assert argvs(["bash", "--norc", "-c", "./run.sh"]) == [("./run.sh",)]

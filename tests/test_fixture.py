@@ -527,3 +527,19 @@ def test_the_compiled_fixture_check_and_the_schema_agree_on_numbers(value: Any) 
             document["cases"][0][place] = value
         valid = not list(validator.iter_errors(document))
         assert not fast(document) or valid, (place, value)
+
+
+@pytest.mark.parametrize("script", [
+    "echo 'hello, Ada'; exit 0; ../run.sh Ada",
+    "false && ../run.sh Ada; echo 'hello, Ada'",
+    "if false; then ../run.sh Ada; fi; echo 'hello, Ada'",
+    "greet() { ../run.sh Ada; }; echo 'hello, Ada'",
+    "bash -n ../run.sh; echo 'hello, Ada'",
+])
+def test_an_entrypoint_named_only_where_it_never_runs_is_not_real_world(
+    script: str, fixture_data: dict, skill: Skill
+) -> None:
+    """The contract's real-world case must run the skill: naming it in dead code does not."""
+    fixture_data["cases"][0]["command"] = ["bash", "-c", script]
+    found = pointers_of(skill.write(fixture_data))
+    assert found["/cases/0/command"].startswith("real_world case 'greets' is not real-world: ")

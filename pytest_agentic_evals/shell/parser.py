@@ -4,6 +4,14 @@ The parser skips what runs no program (keywords, ``for``/``case`` headers, case 
 arithmetic, array assignments, function names), drops redirections but keeps the targets of
 input redirections (data fed to the command), and marks where subshells open and close, so
 that the walker can keep a ``cd`` inside one from leaking out.
+
+It also follows the control flow a script fixes in its own text, so that code that can never
+run does not count as run (a fixture could otherwise name the skill's entrypoint where it is
+never reached): a command after an ``exit``, an ``exec`` of a program or a ``set -n`` that
+always runs; the right of ``&&`` after ``false`` and of ``||`` after ``true`` or ``:``; the
+body of ``if false``, ``while false`` or ``until true`` (and the branches after one that is
+always taken). Such commands are marked ``dead``. The body of a function is kept apart, in
+``bodies``: it runs where the function is called, and not at all if it never is.
 """
 
 from __future__ import annotations
@@ -29,9 +37,74 @@ class RawCommand:
     words: list[str] = field(default_factory=list)
     scripts: list[str] = field(default_factory=list)  # substitutions, run before the command
     inputs: list[str] = field(default_factory=list)  # targets of input redirections
+    negated: bool = False  # "! cmd"
+    dead: bool = False  # the script's own text shows it never runs
 
     def __bool__(self) -> bool:
         return bool(self.words or self.scripts or self.inputs)
+
+
+# Commands whose exit status is known without running them.
+_SUCCEEDS = frozenset({"true", ":"})
+_FAILS = frozenset({"false"})
+# Separators after which the next command runs whatever the status of the one before.
+_LIST_STARTS = frozenset({None, ";", "\n", "&"})
+# Separators that run the command before them in a subshell of its own (its exit is its own).
+_SUBSHELL_AFTER = frozenset({"|", "|&", "&"})
+
+
+def _status(command: RawCommand) -> bool | None:
+    """The exit status of a command as success (True) or failure (False), when its words fix
+    it; None when only running it would tell."""
+    name = command.words[0] if command.words else None
+    known = True if name in _SUCCEEDS else False if name in _FAILS else None
+    return None if known is None else known != command.negated
+
+
+def _ends_the_shell(command: RawCommand) -> bool:
+    """``exit``, ``exec PROGRAM`` and ``set -n``: nothing after them in the shell runs."""
+    words = command.words
+    if not words:
+        return False
+    if words[0] == "exit":
+        return True
+    if words[0] == "exec":
+        return any(not w.startswith("-") for w in words[1:])
+    return words[0] == "set" and any(
+        (w.startswith("-") and not w.startswith("--") and "n" in w) or w == "noexec"
+        for w in words[1:])
+
+
+@dataclass
+class _Frame:
+    """One list of commands: the script, a subshell, a group, a branch, a loop, a case arm."""
+
+    kind: str  # "script", "(", "{", "if", "then", "else", "while", "until", "for", "do", "arm"
+    outer_dead: bool  # the construct itself never runs
+    function: str | None = None  # the function whose body this is
+    dead: bool = False  # this part of it never runs
+    status: bool | None = None  # the known exit status of what ran last in it
+    separator: str | None = None  # the operator before the next command
+    ended: bool = False  # an exit that always runs: nothing after it in here runs
+    ending: bool = False  # the last command ends the shell unless the next operator says not
+    taken: bool = False  # (if) a branch before is always taken: the later ones never are
+    certain: bool = False  # the construct always runs where it stands
+
+    def __post_init__(self) -> None:
+        self.dead = self.outer_dead
+
+    def runs(self) -> bool:
+        """Whether the next command may run."""
+        if self.dead or self.ended:
+            return False
+        return not ((self.separator == "&&" and self.status is False)
+                    or (self.separator == "||" and self.status is True))
+
+    def always_runs(self) -> bool:
+        """Whether the next command runs whenever this list is reached."""
+        return self.runs() and (self.separator in _LIST_STARTS
+                                or (self.separator == "&&" and self.status is True)
+                                or (self.separator == "||" and self.status is False))
 
 
 @dataclass(frozen=True)
@@ -56,6 +129,9 @@ class Parser:
         self.cur = RawCommand()
         self.stack: list[str] = []  # "(", "case-pattern", "case-body"
         self.functions: set[str] = set()  # names defined here: calling one runs its body
+        self.bodies: dict[str, list[Event]] = {}  # each function's body, run where it is called
+        self.frames = [_Frame("script", outer_dead=False, certain=True)]
+        self.defining: str | None = None  # a function name whose body opens next
 
     def parse(self) -> list[Event]:
         while self.i < len(self.toks):
@@ -70,10 +146,82 @@ class Parser:
         self._finish()
         return self.events
 
+    def _emit(self, event: Event) -> None:
+        function = self.frames[-1].function
+        (self.events if function is None else self.bodies[function]).append(event)
+
     def _finish(self) -> None:
         if self.cur:
-            self.events.append(self.cur)
+            frame = self.frames[-1]
+            if frame.runs():
+                # After "x && true" the status is x's when x failed: known only for a command
+                # that always runs.
+                always = frame.always_runs()
+                frame.ending = always and _ends_the_shell(self.cur)
+                frame.status = _status(self.cur) if always else None
+            else:
+                self.cur.dead = True
+            self._emit(self.cur)
         self.cur = RawCommand()
+
+    def _separator(self, op: str) -> None:
+        frame = self.frames[-1]
+        if frame.ending and op not in _SUBSHELL_AFTER:
+            frame.ended = True
+        frame.ending = False
+        frame.separator = op
+
+    def _push(self, kind: str) -> _Frame:
+        parent = self.frames[-1]
+        function, self.defining = self.defining, None
+        frame = _Frame(kind, outer_dead=not parent.runs(),
+                       function=function or parent.function, certain=parent.always_runs())
+        if function is not None:
+            self.bodies[function] = []
+        self.frames.append(frame)
+        return frame
+
+    def _pop(self, *kinds: str) -> None:
+        """Close the innermost construct if it is one of ``kinds`` (else the script is not
+        what it seems, and nothing is closed)."""
+        if len(self.frames) > 1 and self.frames[-1].kind in kinds:
+            frame = self.frames.pop()
+            parent = self.frames[-1]
+            if frame.function is not None and frame.function != parent.function:
+                return  # a function definition: runs nothing where it stands
+            # A group that always runs and always exits ends its shell too; the status of a
+            # compound command is not followed.
+            parent.ending = frame.kind == "{" and frame.certain and frame.ended
+            parent.status = None
+
+    def _keyword(self, word: str) -> None:
+        frame = self.frames[-1]
+        if word == "!":
+            self.cur.negated = not self.cur.negated
+        elif word in ("if", "while", "until"):
+            self._push(word)
+        elif word == "{":
+            self._push("{")
+        elif word == "}":
+            self._pop("{")
+        elif word == "then" and frame.kind == "if":
+            frame.kind, frame.dead = "then", frame.outer_dead or frame.taken or \
+                frame.status is False
+            frame.taken = frame.taken or frame.status is True
+            frame.separator, frame.status, frame.ended = None, None, False
+        elif word in ("elif", "else") and frame.kind == "then":
+            frame.kind, frame.dead = ("if" if word == "elif" else "else"), \
+                frame.outer_dead or frame.taken
+            frame.separator, frame.status, frame.ended = None, None, False
+        elif word == "fi":
+            self._pop("then", "else")
+        elif word == "do" and frame.kind in ("while", "until", "for"):
+            never = (frame.kind == "while" and frame.status is False) or \
+                (frame.kind == "until" and frame.status is True)
+            frame.kind, frame.dead = "do", frame.outer_dead or never
+            frame.separator, frame.status, frame.ended = None, None, False
+        elif word == "done":
+            self._pop("do")
 
     def _next(self) -> Token | None:
         return self.toks[self.i] if self.i < len(self.toks) else None
@@ -82,9 +230,11 @@ class Parser:
         w = tok.word
         if not self.cur.words:  # command position: keywords are recognised only here
             if w in _KEYWORDS:
+                self._keyword(w)
                 return
             if w == "esac":
                 if self.stack and self.stack[-1] == "case-body":
+                    self._pop("arm")
                     self.stack.pop()
                 return
             if w == "case":
@@ -94,13 +244,16 @@ class Parser:
             if w in ("for", "select"):
                 nxt = self._next()
                 if nxt is not None and nxt.op is None:
-                    self.events.append(Rebound(nxt.word))
-                self._skip_header(end_word="do", at_separator=True)
+                    self._emit(Rebound(nxt.word))
+                frame = self._push("for")
+                if self._skip_header(end_word="do", at_separator=True):
+                    frame.kind = "do"
                 return
             if w == "function":
                 nxt = self._next()
                 if nxt is not None and nxt.op is None:
                     self.functions.add(nxt.word)
+                    self.defining = nxt.word
                     self.i += 1
                 return
             if w == "[[":
@@ -109,9 +262,11 @@ class Parser:
         self.cur.words.append(w)
         self.cur.scripts.extend(tok.scripts)
 
-    def _skip_header(self, end_word: str, at_separator: bool) -> None:
-        """Skip ``for x in ...`` / ``case WORD in``: not commands, but substitutions run."""
+    def _skip_header(self, end_word: str, at_separator: bool) -> bool:
+        """Skip ``for x in ...`` / ``case WORD in``: not commands, but substitutions run.
+        Whether ``end_word`` itself was skipped too."""
         header = RawCommand()
+        ended = False
         while self.i < len(self.toks):
             tok = self.toks[self.i]
             self.i += 1
@@ -122,14 +277,18 @@ class Parser:
                     self._skip_to_close(2)
                 continue
             if tok.word == end_word:
+                ended = True
                 break
             header.scripts.extend(tok.scripts)
         if header:
-            self.events.append(header)
+            header.dead = not self.frames[-1].runs()
+            self._emit(header)
+        return ended
 
     def _case_pattern(self, tok: Token) -> None:
         if tok.op == ")":
             self.stack[-1] = "case-body"
+            self._push("arm")
         elif tok.op is None and tok.word == "esac":
             self.stack.pop()
 
@@ -159,7 +318,10 @@ class Parser:
         if op in _SEPARATORS:
             self._finish()
             if op in _CASE_ENDS and self.stack and self.stack[-1] == "case-body":
+                self._pop("arm")
                 self.stack[-1] = "case-pattern"
+            else:
+                self._separator(op)
         elif op in _REDIRECTIONS:
             target = self._next()
             if target is not None and target.op is None:
@@ -182,18 +344,23 @@ class Parser:
             self._skip_to_close(1)
             return
         nxt = self._next()
-        if len(words) == 1 and nxt is not None and nxt.op == ")":
-            # "name () { ...; }" defines a function: the name is not a command.
-            self.functions.add(words[0])
+        if len(words) <= 1 and nxt is not None and nxt.op == ")":
+            # "name () { ...; }" defines a function: the name is not a command. After
+            # "function name" the name is already taken.
+            if words:
+                self.functions.add(words[0])
+                self.defining = words[0]
             self.cur.words = []
             self.i += 1
             return
         self._finish()
+        self._push("(")
         self.stack.append("(")
-        self.events.append(PUSH)
+        self._emit(PUSH)
 
     def _close_paren(self) -> None:
         self._finish()
         if self.stack and self.stack[-1] == "(":
             self.stack.pop()
-            self.events.append(POP)
+            self._emit(POP)
+            self._pop("(")

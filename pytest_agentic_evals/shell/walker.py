@@ -28,6 +28,7 @@ from pytest_agentic_evals.shell.parser import (
     ASSIGNMENT,
     POP,
     PUSH,
+    Event,
     Parser,
     RawCommand,
     Rebound,
@@ -65,6 +66,27 @@ def skip_options(
             continue
         return i
     return i
+
+
+def _reads_only(words: Sequence[str]) -> bool:
+    """Whether a shell is told not to run what it reads (``-n``, ``-o noexec``): it only
+    checks the syntax of its script."""
+    i = 1
+    while i < len(words):
+        w = words[i]
+        if w in ("--", "-") or len(w) < 2 or w[0] not in "-+":
+            return False
+        i += 1
+        if w.startswith("--"):
+            i += 1 if w in ("--rcfile", "--init-file") else 0
+            continue
+        if w[0] == "-" and "n" in w[1:]:
+            return True
+        if w[-1] in "oO":  # the option name follows
+            if w[0] == "-" and w[-1] == "o" and i < len(words) and words[i] == "noexec":
+                return True
+            i += 1
+    return False
 
 
 def _shell_script(words: Sequence[str]) -> tuple[str | None, list[str]]:
@@ -272,6 +294,14 @@ def _cd_target(words: Sequence[str], workdir: str | None) -> str | None:
 
 
 @dataclass(frozen=True)
+class _Script:
+    """What a script defines: its functions, and the bodies of those not called yet."""
+
+    functions: set[str]
+    bodies: dict[str, list[Event]]
+
+
+@dataclass(frozen=True)
 class Found:
     command: SimpleCommand
     workdir: str | None
@@ -326,6 +356,10 @@ class Walker:
         for target in unwrapped.chdirs:
             workdir = _join_dir(workdir, target)
         base = basename(current[0])
+        if base in SHELLS and _reads_only(current):
+            self.extra_inputs.extend(current[1:])  # its script is data, never run
+            self.extra_inputs.extend(inputs)
+            return
         if base in SHELLS:
             script, positional = _shell_script(current)
             if script is not None:
@@ -351,7 +385,10 @@ class Walker:
             )
         self.scripts.append(text)
         parser = Parser(tokenize(text))
-        events = parser.parse()
+        self.events(parser.parse(), _Script(parser.functions, parser.bodies), depth, scope)
+
+    def events(self, events: list[Event], script: _Script, depth: int, scope: _Scope) -> None:
+        """The commands of a script (or of a function body, where it is called)."""
         saved: list[_Scope] = []
         for event in events:
             if event == PUSH:
@@ -362,13 +399,13 @@ class Walker:
                     scope = saved.pop()
             elif isinstance(event, Rebound):
                 scope.variables.pop(event.name, None)
-            elif isinstance(event, RawCommand):
+            elif isinstance(event, RawCommand) and not event.dead:
                 for inner in event.scripts:  # substitutions run first, in a subshell
                     self.script(inner, depth + 1, scope.copy())
-                self.raw_command(event, parser.functions, depth, scope)
+                self.raw_command(event, script, depth, scope)
 
     def raw_command(
-        self, event: RawCommand, functions: set[str], depth: int, scope: _Scope
+        self, event: RawCommand, script: _Script, depth: int, scope: _Scope
     ) -> None:
         """A command of a script, its variable references replaced by the values known."""
         words = [expand_references(word, scope.variables) for word in event.words]
@@ -381,11 +418,14 @@ class Walker:
         if not words:
             scope.assign(f"{name}={value}" for name, value in assigned.items())
             self.extra_inputs.extend(inputs)
-        elif words[0] in functions:
-            # Calling a function of the script: its body's commands are already collected
-            # where it was defined, the name itself runs nothing more.
+        elif words[0] in script.functions:
+            # Calling a function of the script runs its body, here (the first call is enough
+            # to know what it runs); the name itself runs nothing more.
             self.extra_inputs.extend(words[1:])
             self.extra_inputs.extend(inputs)
+            body = script.bodies.pop(words[0], None)
+            if body is not None:
+                self.events(body, script, depth + 1, scope)
         else:
             operands = [word for word in words[1:] if not word.startswith(("-", "+"))]
             if words[0] in _DECLARING:
