@@ -543,3 +543,30 @@ def test_an_entrypoint_named_only_where_it_never_runs_is_not_real_world(
     fixture_data["cases"][0]["command"] = ["bash", "-c", script]
     found = pointers_of(skill.write(fixture_data))
     assert found["/cases/0/command"].startswith("real_world case 'greets' is not real-world: ")
+
+
+@pytest.mark.parametrize("command", [
+    ["python3", "-c", "import sys; sys.exit(2)"],
+    ["perl", "-e", "exit 2"],
+    ["expr", "0"],
+    ["grep", "zzz", "/dev/null"],
+    ["bash", "-c", "echo 'name required' >&2; exit 2"],
+])
+def test_a_negative_case_that_never_runs_the_skill_keeps_no_contract(
+    command: list[str], fixture_data: dict, skill: Skill
+) -> None:
+    """A failure that does not come from the skill shows nothing of the skill saying no."""
+    fixture_data["cases"][1]["command"] = command
+    found = pointers_of(skill.write(fixture_data))
+    assert found["/cases"].startswith(
+        "no required negative or adversarial case reaches the skill's own code, so none shows "
+        "the skill saying no ('refuses-empty-name': "), found
+
+
+def test_one_negative_case_that_runs_the_skill_is_enough(
+    fixture_data: dict, skill: Skill
+) -> None:
+    fixture_data["cases"].append({"name": "exits-three", "type": "adversarial",
+                                  "command": ["python3", "-c", "import sys; sys.exit(3)"],
+                                  "expected": {"exit_code": 3}})
+    assert isinstance(load_fixture(skill.write(fixture_data)), Fixture)

@@ -440,6 +440,15 @@ def diff_real_world(e: Earlier) -> None:
     assert "no real-world case" in message or "/cases/0/command" in message
 
 
+def diff_negative_reach(e: Earlier) -> None:
+    def fail_alone(data: dict[str, Any]) -> None:
+        for case in data["cases"]:
+            if case.get("type") in ("negative", "adversarial"):
+                case["command"] = ["python3", "-c", "import sys; sys.exit(2)"]
+    message = e.refusal(fail_alone)
+    assert "no required negative or adversarial case reaches the skill's own code" in message
+
+
 def diff_expires(e: Earlier) -> None:
     fixture = load_fixture(e.skill / "fixtures" / "selftest" / "exemption.json")
     data = dict(fixture.data)
@@ -691,6 +700,8 @@ DIFFERENCES: dict[str, Callable[[Earlier], None]] = {
         diff_multi_claim_live,
     "a focused run (`--case`, `--only-category`) could be READY": diff_focused_run,
     "real-world meant a substring (`run.sh`, `.py`, `http`) in the command": diff_real_world,
+    "any required `negative` or `adversarial` case kept the contract's rule 2, whatever it "
+    "ran": diff_negative_reach,
     "exemptions' `expires` was compared as a string": diff_expires,
     "a missing executable aborted the run without a report": diff_missing_executable,
     "the `.env` beside the runner leaked into every trial": diff_dotenv,

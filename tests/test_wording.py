@@ -47,12 +47,14 @@ def test_a_skill_folder_that_is_not_there_does_not_exist(tmp_path: Path, command
 
 def test_validate_warns_of_a_program_that_is_not_installed(skill: Skill) -> None:
     data = skill_fixture()
-    data["cases"][1]["command"] = ["no-such-program-here", ""]
+    data["cases"].append({"name": "lints", "type": "positive",
+                          "command": ["no-such-program-here", "../run.sh"],
+                          "expected": {"exit_code": 0}})
     result = run_cli("validate", str(skill.write(data)), cwd=skill.root)
     assert result.returncode == 0, result.stderr  # a FAIL of its trials, not a load error
-    assert ("warning: fixtures/agentic_eval.json: /cases/1/command/0: program "
+    assert ("warning: fixtures/agentic_eval.json: /cases/2/command/0: program "
             "'no-such-program-here' not found (it is not on PATH): the trials of case "
-            "'refuses-empty-name' will FAIL with \"command not found\"") in result.stderr
+            "'lints' will FAIL with \"command not found\"") in result.stderr
 
 
 def test_validate_is_quiet_about_programs_that_are_there(skill: Skill) -> None:

@@ -56,6 +56,8 @@ def _skill_violations(fixture: Fixture, shown: str) -> list[Problem]:
                                 "required cases: a fixture whose every required case expects "
                                 "success cannot show that the skill ever says no"
                                 + _optional_note(failure_seeking)))
+    else:
+        problems += _failure_seeking_reach(fixture, failure_seeking, shown)
 
     real_world = [case for case in fixture.cases if case.real_world]
     if not any(case.required for case in real_world):
@@ -81,6 +83,26 @@ def _skill_violations(fixture: Fixture, shown: str) -> list[Problem]:
             problems.append(Problem(shown, case.pointer + "/command",
                                     f"case {case.name!r} proves nothing: {verdict}"))
     return problems
+
+
+def _failure_seeking_reach(fixture: Fixture, cases: list[Case], shown: str) -> list[Problem]:
+    """Rule 2 asks that the skill be seen saying no: a failure that never comes from the skill
+    (``python3 -c 'import sys; sys.exit(3)'``, ``grep x /dev/null``) shows nothing of it.
+    At least one required such case must reach the skill's own code, as rule 3 judges it."""
+    reasons = []
+    for case in cases:
+        if not case.required:
+            continue
+        try:
+            entrypoint, explanation = own_code_reached(case)
+        except CommandParseError as exc:
+            entrypoint, explanation = None, f"its command cannot be parsed: {exc}"
+        if entrypoint is not None:
+            return []
+        reasons.append(f"{case.name!r}: {explanation}")
+    return [Problem(shown, "/cases", "no required negative or adversarial case reaches the "
+                    "skill's own code, so none shows the skill saying no (" + "; ".join(reasons)
+                    + ")")]
 
 
 def copied_stubs(case: Case) -> list[str]:
