@@ -570,3 +570,29 @@ def test_one_negative_case_that_runs_the_skill_is_enough(
                                   "command": ["python3", "-c", "import sys; sys.exit(3)"],
                                   "expected": {"exit_code": 3}})
     assert isinstance(load_fixture(skill.write(fixture_data)), Fixture)
+
+
+@pytest.mark.parametrize("pattern", [".*", "^", "$", "x*", "(?s).*", "a|", r"\A", "(?m)^"])
+@pytest.mark.parametrize("where", ["stdout_matches", "stderr_matches", "matches_regex"])
+def test_a_regular_expression_found_in_any_text_is_refused(
+    pattern: str, where: str, fixture_data: dict, skill: Skill
+) -> None:
+    """Such a check cannot fail: any output, or none, keeps it."""
+    expected = fixture_data["cases"][0]["expected"]
+    if where == "matches_regex":
+        expected["artifacts"] = [{"path": "o.txt", "matches_regex": pattern}]
+        pointer = "/cases/0/expected/artifacts/0/matches_regex"
+    else:
+        expected[where] = [pattern]
+        pointer = f"/cases/0/expected/{where}/0"
+    found = pointers_of(skill.write(fixture_data))
+    assert found[pointer] == (f"regular expression {pattern!r} is found in any text, even an "
+                              "empty one: a check that cannot fail")
+
+
+@pytest.mark.parametrize("pattern", ["^$", "hello", r"\S", "^hello, .+$", "(?m)^ok$", r"\d*x"])
+def test_a_regular_expression_some_text_fails_is_accepted(
+    pattern: str, fixture_data: dict, skill: Skill
+) -> None:
+    fixture_data["cases"][0]["expected"]["stdout_matches"] = [pattern]
+    assert isinstance(load_fixture(skill.write(fixture_data)), Fixture)
