@@ -596,3 +596,33 @@ def test_a_regular_expression_some_text_fails_is_accepted(
 ) -> None:
     fixture_data["cases"][0]["expected"]["stdout_matches"] = [pattern]
     assert isinstance(load_fixture(skill.write(fixture_data)), Fixture)
+
+
+@pytest.mark.parametrize("command", [
+    ["bash", "../run.sh", "sample.csv"],
+    ["bash", "-c", "../run.sh < sample.csv"],
+    ["bash", "-c", "../run.sh \"$AGENTIC_EVALS_FIXTURE_DIR/sample.csv\""],
+    ["bash", "../run.sh", "sam*.csv"],
+    ["bash", "../run.sh", "../data/sample.csv"],
+    ["bash", "-c", "cd .. && ./run.sh data/sample.csv"],
+    ["bash", "../run.sh", "--input=sample.csv"],
+])
+def test_canned_data_from_the_fixture_folder_is_a_stub_whatever_its_name(
+    command: list[str], fixture_data: dict, skill: Skill
+) -> None:
+    """The case's working directory is the fixture's folder: a file read from there (by a
+    plain name, a glob, the fixture-dir variable or a link to the folder) is canned data."""
+    (skill.fixtures / "sample.csv").write_text("name\nAda\n")
+    (skill.root / "data").symlink_to("fixtures")
+    fixture_data["cases"][0]["command"] = command
+    found = pointers_of(skill.write(fixture_data))
+    assert "it feeds itself stub inputs" in found["/cases/0/command"], found
+
+
+def test_a_file_the_case_writes_beside_the_fixture_is_no_stub(
+    fixture_data: dict, skill: Skill
+) -> None:
+    (skill.fixtures / "sample.csv").write_text("name\nAda\n")
+    fixture_data["cases"][0]["command"] = ["bash", "-c", "../run.sh Ada > greeting.txt; "
+                                           "cat greeting.txt; ls ."]
+    assert isinstance(load_fixture(skill.write(fixture_data)), Fixture)

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from pytest_agentic_evals.loading.contract import copied_stubs, own_code_reached
+from pytest_agentic_evals.loading.contract import own_code_reached, stub_inputs
 from pytest_agentic_evals.model import LIVE_CLASSES, Case, artifact_assertions
-from pytest_agentic_evals.shell import CommandParseError, fixture_stub_inputs, simple_commands
+from pytest_agentic_evals.shell import CommandParseError, simple_commands
 
 # Files a browser/provider ``$ask`` handler writes when it really ran against the provider; a
 # compile or pre-flight step writes none of them, so reading one back is what tells them apart.
@@ -231,7 +231,7 @@ def qualify(case: Case) -> Qualification:
     reasons: list[str] = []
     entrypoint: str | None = None
     try:
-        stubs = fixture_stub_inputs(case.judged_command) + copied_stubs(case)
+        stubs = stub_inputs(case)
     except CommandParseError as exc:
         stubs = []
         reasons.append(f"its command cannot be analysed, so it reaches no entrypoint anyone "

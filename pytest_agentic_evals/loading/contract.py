@@ -127,18 +127,28 @@ def own_code_reached(case: Case) -> tuple[str | None, str]:
     judgement of rule 3, which live qualification shares.  Raises CommandParseError."""
     if case.skill_dir is None:
         return None, "the skill's directory is not known, so no code can be told to be its own"
-    environment = {**case.env, "AGENTIC_EVALS_FIXTURE_DIR": str(case.fixture_dir)}
     return real_world_entrypoint(
-        case.judged_command, case.cwd, SkillCode(case.skill_dir, case.entrypoints), environment
-    )
+        case.judged_command, case.cwd, SkillCode(case.skill_dir, case.entrypoints),
+        _environment(case))
+
+
+def stub_inputs(case: Case) -> list[str]:
+    """The stub inputs the case feeds itself, by name or by where they lie (rule 3's
+    judgement, which live qualification shares).  Raises CommandParseError."""
+    found = fixture_stub_inputs(case.judged_command, case.cwd, case.skill_dir,
+                                _environment(case))
+    return found + copied_stubs(case)
+
+
+def _environment(case: Case) -> dict[str, str]:
+    return {**case.env, "AGENTIC_EVALS_FIXTURE_DIR": str(case.fixture_dir)}
 
 
 def _real_world_judgement(case: Case) -> str | None:
     """None when the case reaches a live path; otherwise why it does not."""
-    command = case.judged_command
     try:
         entrypoint, explanation = own_code_reached(case)
-        stubs = fixture_stub_inputs(command) + copied_stubs(case)
+        stubs = stub_inputs(case)
     except CommandParseError as exc:
         return f"its command cannot be parsed: {exc}"
     if entrypoint is None:

@@ -3,9 +3,12 @@ instead of real inputs."""
 
 from __future__ import annotations
 
+import glob
+import os
 import posixpath
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from pytest_agentic_evals.shell.walker import walk
 
@@ -16,6 +19,8 @@ _NEGATIONS = frozenset({"no", "without", "disable", "skip"})
 _SUBSTITUTION = re.compile(r"\$\([^()]*\)|`[^`]*`")
 _EXTENSION = re.compile(r"[^./]\.[A-Za-z0-9]{1,8}$")
 _CHUNK = re.compile(r"[^\s'\"(),;=<>|&]+")
+# A glob in a word is expanded to see what it names; past this many matches it is not.
+_MAX_GLOB_MATCHES = 200
 
 
 def _name_parts(component: str) -> set[str]:
@@ -53,7 +58,34 @@ def _word_is_stub(word: str) -> bool:
     return any(_path_is_stub(chunk) for chunk in _CHUNK.findall(word))
 
 
-def fixture_stub_inputs(argv: Sequence[str]) -> list[str]:
+def _lands_in_fixture_folder(word: str, directory: Path, skill_dir: Path) -> bool:
+    """Whether ``word``, a path relative to ``directory`` (a glob, through symbolic links),
+    names a file or folder that exists inside a ``fixtures`` folder of the skill: the
+    fixture's own folder is one, and the case's working directory by default, so
+    ``../run.sh sample.csv`` reads canned data as surely as ``fixtures/sample.csv`` does."""
+    if word.startswith("-"):
+        word = word.partition("=")[2]
+    if not word or "\x00" in word or "://" in word:
+        return False
+    pattern = os.path.join(directory, word)
+    paths = glob.glob(pattern)[:_MAX_GLOB_MATCHES] if glob.has_magic(word) else [pattern]
+    root = os.path.realpath(skill_dir)
+    for path in paths:
+        real = os.path.realpath(path)
+        if real == os.path.realpath(directory) or not os.path.exists(real):
+            continue  # "." names the working directory itself, not data in it
+        inside = os.path.relpath(real, root).split(os.sep)
+        if inside[0] != ".." and any(p.lower() in _FIXTURE_DIRS for p in inside[:-1]):
+            return True
+    return False
+
+
+def fixture_stub_inputs(
+    argv: Sequence[str],
+    cwd: Path | None = None,
+    skill_dir: Path | None = None,
+    environment: Mapping[str, str] | None = None,
+) -> list[str]:
     """Words that feed the command stub inputs instead of real ones (empty when clean).
 
     Looked at: the words of every simple command (after unwrapping), input-redirection
@@ -67,17 +99,26 @@ def fixture_stub_inputs(argv: Sequence[str]) -> list[str]:
       ``__fixtures__``, or a component with a ``stub``/``mock``/``fake`` name part
       (``data/mock_response.json``, ``stub.json``, ``MockServer.py``, ``fakes/x``).
 
-    Plain words without ``/`` or extension are never flagged, and name parts must match
+    Plain words without ``/`` or extension are not flagged by name, and name parts must match
     whole words, so ``mockingbird`` or ``mockingbird.txt`` pass.
+
+    Given the working directory and the skill directory, a word is also flagged when it names
+    (relative to the directory its command runs in, as a glob, through symbolic links) an
+    existing file inside a ``fixtures`` folder of the skill, whatever its name; the command's
+    shell scripts see ``environment``.
     """
-    walker = walk(argv)
-    words: list[str] = []
+    walker = walk(argv, environment)
+    words: list[tuple[str, str | None]] = []
     for found in walker.found:
-        words.extend(found.command.argv)
-        words.extend(found.inputs)
-    words.extend(walker.extra_inputs)
+        words += [(word, found.workdir) for word in (*found.command.argv[1:], *found.inputs)]
+        words.append((found.command.argv[0], None))
+    words += [(word, ".") for word in walker.extra_inputs]
     flagged: list[str] = []
-    for word in words:
-        if word not in flagged and _word_is_stub(word):
+    for word, workdir in words:
+        if word in flagged:
+            continue
+        located = cwd is not None and skill_dir is not None and workdir is not None and \
+            _lands_in_fixture_folder(word, cwd / workdir, skill_dir)
+        if located or _word_is_stub(word):
             flagged.append(word)
     return flagged
