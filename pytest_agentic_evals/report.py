@@ -28,6 +28,7 @@ from pytest_agentic_evals.model import (
     Readiness,
     TrialResult,
 )
+from pytest_agentic_evals.probes import store as probe_store
 from pytest_agentic_evals.problems import pointer_for
 from pytest_agentic_evals.reliability import case_reliability
 from pytest_agentic_evals.schemas import schema_text
@@ -187,11 +188,12 @@ def _case_reports(
     """Each case's report entry and verdict, and whether a case had trials left unselected
     (or left out without a failed trial)."""
     cases, verdicts, some_unselected = [], [], False
+    probes = probe_store.load(fixture)
     for case in fixture.cases:
         chosen = sorted(set(selected.get(case.name, ())))
         some_unselected = some_unselected or len(chosen) < trial_count
         results, stopped = _ran_and_stopped(trials, case.name, trial_count)
-        entry = _case_entry(fixture, case, results, len(chosen), repo)
+        entry = _case_entry(fixture, case, results, len(chosen), repo, probes[case.name])
         if stopped:
             entry["stopped_trials"] = stopped
             # Only a failed trial stops a case: without one, what did not run is missing
@@ -227,7 +229,7 @@ def _eligible_readiness(
 
 def _case_entry(
     fixture: Fixture, case: Case, results: list[TrialResult], selected: int,
-    repo: Mapping[str, Any] | None,
+    repo: Mapping[str, Any] | None, probe: probe_store.Stored,
 ) -> dict[str, Any]:
     """A case's report entry from the trials of it that ran."""
     observed = case_outcome([result["outcome"] for result in results])
@@ -260,7 +262,7 @@ def _case_entry(
         "infra_blocked_trials": infra_blocked,
         "argv": list(case.command),
         "tags": list(case.tags),
-        **qualify(case).as_report(),
+        **qualify(case, probe).as_report(),
         "supports_claims": list(case.supports_claims),
         "seams": list(case.seams),
         "category": case.source.get("category"),

@@ -20,6 +20,7 @@ import pytest
 
 from pytest_agentic_evals.evidence.claims import capability_readiness
 from pytest_agentic_evals.evidence.provenance import oracle_sha256, test_source_sha256
+from pytest_agentic_evals.evidence.qualification import qualify
 from pytest_agentic_evals.loading import load_fixture
 from pytest_agentic_evals.model import PASS
 from pytest_agentic_evals.probes import store
@@ -397,3 +398,30 @@ def test_the_pytest_option_runs_the_probe_as_items(pytester: pytest.Pytester) ->
     refused = pytester.runpytest_subprocess("--agentic-evals", "--agentic-evals-probe",
                                             "-n", "2", str(fixture))
     assert refused.ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_live_qualification_takes_a_fresh_probe_over_the_static_guess(tmp_path: Path) -> None:
+    """SPEC 15, in both directions: an exclude the skill never prints looks like an oracle to
+    the static judgement, and a skill that does nothing passes it; a value in stdout looks
+    like the command's own prose, and neither stand-in prints it."""
+    data = doubler_fixture()
+    live = {"evidence_class": "live_e2e", "artifacts": IN}
+    data["cases"] += [
+        case("live-never-printed", "positive", ["bash", "run.sh", "in.txt", "o3.txt"],
+             {"exit_code": 0, "stdout_excludes": ["zebra-unicorn-7"]}, **live),
+        case("live-value-in-stdout", "positive", ["bash", "run.sh", "in.txt", "o4.txt"],
+             {"exit_code": 0, "stdout_contains": ["result: 42"]}, **live)]
+    path = make_skill(tmp_path / "doubler", data)
+
+    def qualified(name: str) -> tuple[bool | None, str | None, tuple[str, ...]]:
+        fixture = load_fixture(path)
+        [case_] = [c for c in fixture.cases if c.name == name]
+        q = qualify(case_, store.load(fixture)[name])
+        return q.live_qualified, q.oracle_source, q.disqualifiers
+
+    assert qualified("live-never-printed") == (True, "static", ())
+    assert qualified("live-value-in-stdout")[:2] == (False, "static")
+    cli("probe", str(path), "--case", "live-never-printed", "--case", "live-value-in-stdout")
+    assert qualified("live-never-printed") == (False, "probe", (
+        "the probe shows its oracle survived `noop` (a broken skill passes it)",))
+    assert qualified("live-value-in-stdout") == (True, "probe", ())

@@ -490,7 +490,7 @@ def _evidence(fixture: Fixture, outcomes: Mapping[str, str]) -> list[_Evidence]:
         empirical = stored[case.name].capable(probe_store.VALUE_KILLS)
         found.append(_Evidence(
             case=case,
-            qualification=qualify(case),
+            qualification=qualify(case, stored[case.name]),
             # A case the caller did not mention did not run: absence is never a pass.
             outcome=outcomes.get(case.name, NOT_TESTED),
             representation=representation_of(fixture, case),

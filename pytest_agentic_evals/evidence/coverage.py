@@ -100,7 +100,7 @@ class _Guard:
 def _guard(case: Case, stored: probe_store.Stored = probe_store.NOTHING) -> _Guard:
     """A case as a guard. A fresh probe result decides whether its oracle can fail, in both
     directions; without one (none, or stale) the static judgement of :func:`oracle` does."""
-    q = qualify(case)
+    q = qualify(case, stored)
     capable, reasons = oracle(case)
     source = probe_store.SOURCE_STATIC
     needed = (probe_store.VALUE_KILLS if VALUE_REPRESENTATION_SEAM in case.seams

@@ -15,6 +15,7 @@ from typing import Any
 
 from pytest_agentic_evals.loading.contract import own_code_reached, stub_inputs
 from pytest_agentic_evals.model import LIVE_CLASSES, Case, artifact_assertions
+from pytest_agentic_evals.probes import store as probe_store
 from pytest_agentic_evals.shell import CommandParseError, simple_commands
 
 # Files a browser/provider ``$ask`` handler writes when it really ran against the provider; a
@@ -78,6 +79,9 @@ class Qualification:
     """None when the declared class is not live; else whether it was accepted as live."""
     disqualifiers: tuple[str, ...]
     """Why the declared class was not accepted as is, one sentence each."""
+    oracle_source: str | None = None
+    """For a live class: who judged whether its oracle can fail, a fresh ``probe`` result or
+    the ``static`` judgement."""
 
     def as_report(self) -> dict[str, Any]:
         """The case-level report fields (``declared_evidence_class`` and the rest)."""
@@ -86,6 +90,7 @@ class Qualification:
             "effective_evidence_class": self.effective,
             "live_qualified": self.live_qualified,
             "evidence_disqualifiers": list(self.disqualifiers),
+            "evidence_oracle_source": self.oracle_source,
         }
 
 
@@ -210,7 +215,7 @@ def _oracle_disqualifiers(case: Case) -> list[str]:
     return reasons
 
 
-def qualify(case: Case) -> Qualification:
+def qualify(case: Case, probe: probe_store.Stored = probe_store.NOTHING) -> Qualification:
     """Judge a case's declared evidence class; live classes must earn their name.
 
     A case declaring ``live_e2e`` or ``adversarial_live_e2e`` is downgraded, never silently
@@ -223,6 +228,10 @@ def qualify(case: Case) -> Qualification:
     ``--execute`` is a compile/pre-flight and always counts as ``deterministic``.  An
     ``adversarial_live_e2e`` case that is not adversarial or negative counts as ``live_e2e``.
     Every reason is recorded.  Non-live classes are taken as declared.
+
+    Whether the oracle can fail is judged by ``probe``, the case's stored probe result, when
+    it is fresh and conclusive (it killed or was survived by a skill that does nothing and one
+    that crashes), in both directions; else by the static judgement.
     """
     declared = case.evidence_class
     if declared not in LIVE_CLASSES:
@@ -248,7 +257,13 @@ def qualify(case: Case) -> Qualification:
     if declared_fakes:
         reasons.append(f"it declares {' and '.join(f'{key}: true' for key in declared_fakes)}: "
                        "a faked boundary is never live evidence")
-    reasons += _oracle_disqualifiers(case)
+    empirical = probe.capable(probe_store.CAPABLE_KILLS)
+    source = probe_store.SOURCE_STATIC if empirical is None else probe_store.SOURCE_PROBE
+    if empirical is None:
+        reasons += _oracle_disqualifiers(case)
+    elif not empirical:
+        reasons += [f"the probe shows its oracle survived `{mutant}` (a broken skill passes "
+                    "it)" for mutant in probe.survived(probe_store.CAPABLE_KILLS)]
     ask_reason, execute = _ask_disqualifier(case)
     if ask_reason is not None:
         reasons.append(ask_reason)
@@ -257,12 +272,12 @@ def qualify(case: Case) -> Qualification:
         # A $ask compile/pre-flight never ran the handler: mechanism proof, whatever it calls.
         real_path = entrypoint is not None and execute
         effective = "fault_injected_deterministic" if real_path else "deterministic"
-        return Qualification(declared, effective, False, tuple(reasons))
+        return Qualification(declared, effective, False, tuple(reasons), source)
     if declared == "adversarial_live_e2e" and case.type == "positive":
         reason = ("declared adversarial_live_e2e but the case is positive: a run that expects "
                   "success is not adversarial, so it counts as live_e2e")
-        return Qualification(declared, "live_e2e", True, (reason,))
-    return Qualification(declared, declared, True, ())
+        return Qualification(declared, "live_e2e", True, (reason,), source)
+    return Qualification(declared, declared, True, (), source)
 
 
 def can_fail(case: Case) -> bool:

@@ -37,6 +37,7 @@ from pytest_agentic_evals.expectations.builtin import ExpectationKind, extra_sch
 from pytest_agentic_evals.loading import load_fixture
 from pytest_agentic_evals.loading.fixture import FixtureError
 from pytest_agentic_evals.model import BLOCKED, FAIL, INFRA_BLOCKED, Case, Fixture, TrialResult
+from pytest_agentic_evals.probes import store as probe_store
 from pytest_agentic_evals.redaction import escape_controls
 from pytest_agentic_evals.seals import mac
 
@@ -257,7 +258,8 @@ class TrialItem(pytest.Item):
             ("trial", str(self.trial)),
             ("outcome", result["outcome"]),
             # The class the evidence counts as, after live qualification, not the one declared.
-            ("evidence_class", qualify(self.case).effective),
+            ("evidence_class",
+             qualify(self.case, probe_store.load(self.fixture)[self.case.name]).effective),
             ("duration_ms", str(result["duration_ms"])),
         ]
         if result["outcome"] == FAIL:
