@@ -550,6 +550,25 @@ def test_a_shared_live_case_without_per_claim_artifacts_counts_for_none(skill: S
     assert readiness == READINESS_NOT_ESTABLISHED
 
 
+@pytest.mark.parametrize("copied", [True, False], ids=["copied-check", "optional-check"])
+def test_a_shared_live_case_needs_a_check_of_its_own_per_claim(
+    skill: Skill, copied: bool
+) -> None:
+    """The same assertion under two labels reads one thing once, and an optional one reads
+    nothing when the file is missing: neither proves a second claim."""
+    shared = live("l", "a", "b")
+    check = {"path": "out/a.json", "is_true": True}
+    second = {**check, "claim": "b"} if copied else \
+        {"path": "out/b.json", "is_true": True, "optional": True, "claim": "b"}
+    shared["expected"]["artifacts"] = [{**check, "claim": "a"}, second]
+    fixture = skill.load([claim("a", "live_e2e"), claim("b", "live_e2e")], [shared])
+    report, _, _ = judge(fixture, all_pass(fixture))
+    assert report["b"]["verdict"] == NOT_ESTABLISHED
+    assert "with a check of its own" in report["b"]["uncounted_cases"][0]["reason"]
+    # Copied, neither label counts; the first one, where the second is only optional, does.
+    assert report["a"]["verdict"] == (NOT_ESTABLISHED if copied else PROVEN)
+
+
 def test_a_shared_live_case_counts_for_the_claim_its_artifact_names(skill: Skill) -> None:
     shared = live("l", "a", "b")
     shared["expected"]["artifacts"] = [{"path": "out/a.json", "is_true": True, "claim": "a"}]

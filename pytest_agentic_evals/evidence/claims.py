@@ -35,7 +35,12 @@ from pytest_agentic_evals.evidence.provenance import (
     admitted,
     case_provenance,
 )
-from pytest_agentic_evals.evidence.qualification import Qualification, can_fail, qualify
+from pytest_agentic_evals.evidence.qualification import (
+    Qualification,
+    artifact_is_oracle,
+    can_fail,
+    qualify,
+)
 from pytest_agentic_evals.model import (
     BLOCKED,
     BLOCKED_EXTERNAL,
@@ -110,16 +115,26 @@ def _counts_for(evidence: _Evidence, claim_id: str) -> str | None:
     """Why a case listing the claim does not count for it (None: it counts).
 
     A live run supporting several claims counts for one only when an artifact assertion names
-    that claim: otherwise a single green run would stand as proof of all of them.
+    that claim: otherwise a single green run would stand as proof of all of them. The
+    assertion must be a check of its own: not optional, and not a copy of one that names
+    another claim (the same check under two labels reads one thing once).
     """
     case = evidence.case
     if evidence.qualification.effective not in LIVE_CLASSES or len(case.supports_claims) < 2:
         return None
-    if any(a.get("claim") == claim_id for a in artifact_assertions(case)):
+    assertions = [a for a in artifact_assertions(case) if artifact_is_oracle(a)]
+    others = [_check_of(a) for a in assertions if a.get("claim") != claim_id]
+    if any(a.get("claim") == claim_id and _check_of(a) not in others for a in assertions):
         return None
     return (f"live case {case.name!r} supports {len(case.supports_claims)} claims "
             f"({', '.join(case.supports_claims)}) but none of its artifact assertions names "
-            f"{claim_id!r}, so it does not count for {claim_id!r}")
+            f"{claim_id!r} with a check of its own (not optional, not a copy of another "
+            f"claim's), so it does not count for {claim_id!r}")
+
+
+def _check_of(assertion: Mapping[str, Any]) -> dict[str, Any]:
+    """What an artifact assertion checks, without the claim it is labelled with."""
+    return {key: value for key, value in assertion.items() if key != "claim"}
 
 
 def _class_status(cases: Sequence[_Evidence]) -> str:
