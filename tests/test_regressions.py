@@ -430,6 +430,44 @@ def test_verify_catches_vacuous_guards(skill: Skill) -> None:
     assert "unknown regression(s): no-such-regression" in result.stderr
 
 
+def test_verify_is_not_fooled_by_a_proof_that_fails_on_its_own(skill: Skill) -> None:
+    """Proofs that show nothing about the skill, dressed as its failure: each is caught."""
+    greeter(skill.root)
+    skill.write({"version": 2, "trials": 1, "cases": [
+        {"name": "x", "type": "positive", "command": ["echo", "ok"],
+         "expected": {"exit_code": 0}}]}, name="rejected.json")
+    (skill.fixtures / "crash.py").write_text(f"print({SIGNATURE!r})\nraise SystemExit(1 / 0)\n")
+    write_registry(skill, registry(
+        record("echoes-its-signature", fail_before_fix=proof(
+            proof_command=["bash", "-c", f"echo \"{SIGNATURE}\"; exit 1"])),
+        record("rejected-through-stdout", fail_before_fix=proof(
+            proof_command=["bash", "-c", "agentic-evals run rejected.json 2>&1"],
+            expected={"exit_code": 2, "stdout_contains": ["rejected.json"]})),
+        record("traceback-through-stdout", fail_before_fix=proof(
+            proof_command=["bash", "-c", "python3 crash.py 2>&1"])),
+        record("usage-error", fail_before_fix=proof(
+            proof_command=["agentic-evals", "run", "agentic_eval.json", "--no-such-option"],
+            expected={"exit_code": 2, "stderr_contains": ["--no-such-option"]})),
+    ))
+    result, report = verify(skill)
+    assert result.returncode == 1
+    found = verdicts(report)
+    expected_reasons = {
+        "echoes-its-signature": f"the failure signature {SIGNATURE!r} is written in the "
+                                "proof's own command",
+        "rejected-through-stdout": "the proof's fixture was rejected at load",
+        "traceback-through-stdout": "the proof died with an undeclared Python traceback",
+        "usage-error": "the proof stopped on a usage error",
+    }
+    for regression_id, reason in expected_reasons.items():
+        entry = found[regression_id]
+        assert entry["verdict"] == "NOT_VERIFIED", regression_id
+        assert any(reason in text for text in entry["reasons"]), (regression_id, entry["reasons"])
+        # The declared exit status and signature were there: only these rules catch them.
+        assert all(all(found.values()) for found in
+                   entry["fail_before_fix"]["signatures_found"].values()), regression_id
+
+
 def test_verify_requires_the_retained_case_to_pass_on_the_current_code(skill: Skill) -> None:
     # The fix was lost: the proof still fails as declared, but the guard fails today too.
     greeter(skill.root, run_sh=BROKEN_RUN_SH)

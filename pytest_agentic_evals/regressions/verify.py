@@ -44,6 +44,8 @@ GUARD_VARIABLE = "AGENTIC_EVALS_REGRESSION_ID"
 
 TRACEBACK = re.compile(r"(?m)^Traceback \(most recent call last\):")
 FIXTURE_REJECTED = "fixture rejected"
+# A command-line usage error (argparse, click, pytest): the proof never got to run its check.
+USAGE_ERROR = re.compile(r"(?mi)^(?:usage: |error: usage: |ERROR: usage: )")
 # The outcome of a retained case that could not run (its fixture or the case is gone).
 NOT_RUN = "NOT_RUN"
 
@@ -150,15 +152,31 @@ def _output_problems(
             if signature not in found:
                 problems.append(f"failure signature {signature!r} not found in {stream}: "
                                 "the proof failed for another reason than the declared one")
-    _, traceback = search_stream(process.stderr_path, [], [TRACEBACK])
-    if traceback and code != 0 and not proof.declares("Traceback"):
+    # Either stream: "2>&1" in a proof moves what a crash prints to stdout.
+    streams = (process.stdout_path, process.stderr_path)
+    crashed = [search_stream(path, [FIXTURE_REJECTED], [TRACEBACK, USAGE_ERROR])
+               for path in streams]
+    if any(TRACEBACK.pattern in patterns for _, patterns in crashed) and code != 0 \
+            and not proof.declares("Traceback"):
         problems.append("the proof died with an undeclared Python traceback: a crash of the "
                         "proof is not the declared failure")
-    found, _ = search_stream(process.stderr_path, [FIXTURE_REJECTED], [])
-    if code == 2 and found and not proof.declares(FIXTURE_REJECTED):
+    if code == 2 and any(found for found, _ in crashed) and not proof.declares(FIXTURE_REJECTED):
         problems.append("the proof's fixture was rejected at load (exit 2, \"fixture "
-                        "rejected\" on stderr): the guard never ran")
+                        "rejected\" in its output): the guard never ran")
+    if any(USAGE_ERROR.pattern in patterns for _, patterns in crashed) \
+            and not proof.declares("usage"):
+        problems.append("the proof stopped on a usage error (a \"usage:\" line in its output): "
+                        "its command line was refused, so the guard never ran")
+    printed = [s for s in _signatures(proof) if any(s in word for word in proof.argv)]
+    if printed:
+        problems.append("the failure signature " + ", ".join(map(repr, printed)) + " is "
+                        "written in the proof's own command: a proof that prints its "
+                        "signature itself shows nothing about the skill")
     return problems
+
+
+def _signatures(proof: Proof) -> tuple[str, ...]:
+    return proof.stdout_contains + proof.stderr_contains
 
 
 def run_retained_case(
