@@ -425,3 +425,19 @@ def test_live_qualification_takes_a_fresh_probe_over_the_static_guess(tmp_path: 
     assert qualified("live-never-printed") == (False, "probe", (
         "the probe shows its oracle survived `noop` (a broken skill passes it)",))
     assert qualified("live-value-in-stdout") == (True, "probe", ())
+
+
+def test_an_oracle_reading_the_entrypoints_own_source_does_not_kill_a_stand_in(
+        tmp_path: Path) -> None:
+    """The stand-in replaces the entrypoint file: an assertion on that file's text would fail
+    for every stand-in, and so look capable, while checking nothing the skill did."""
+    data = doubler_fixture()
+    data["cases"].append(case(
+        "reads-its-source", "positive", ["bash", "run.sh", "in.txt", "o5.txt"],
+        {"exit_code": 0, "artifacts": [{"path": "run.sh", "lines_contain": ["result:"]}]},
+        artifacts=IN))
+    path = make_skill(tmp_path / "doubler", data)
+    out = tmp_path / "probe.json"
+    cli("probe", str(path), "--case", "reads-its-source", "--output", str(out))
+    found = statuses(json.loads(out.read_text()), "reads-its-source")
+    assert found["noop"] == store.SURVIVED, found  # crash is killed by the exit code alone

@@ -9,8 +9,10 @@ the machine has one, exactly as a trial of ``agentic-evals run``; only the entry
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from pytest_agentic_evals.evidence.provenance import oracle_sha256, test_source_sha256
 from pytest_agentic_evals.execution.environment import RunSettings
@@ -141,8 +143,29 @@ def _probe(
                   if donor is None else f"the real skill's run of case {donor} did not finish")
         return MutantResult(mutant, NOT_APPLICABLE, reason=reason)
     stand_in = StandIn(case, target, mutant, recording)
-    result = run_trial(fixture, _copy_mode(case), number, settings, kinds, stand_in)
+    probed = _copy_mode(_without_reads_of(case, target.path))
+    result = run_trial(fixture, probed, number, settings, kinds, stand_in)
     return judge(mutant, result, stand_in.played)
+
+
+def _without_reads_of(case: Case, entrypoint: Path) -> Case:
+    """The case without its artifact assertions on the entrypoint file itself: the stand-in
+    replaces that file, so such an assertion fails for every stand-in whatever the oracle is
+    worth (reading the skill's source is no check of what it did)."""
+    assertions = case.expected.get("artifacts")
+    if not isinstance(assertions, list):
+        return case
+    real = os.path.realpath(entrypoint)
+
+    def reads_it(assertion: object) -> bool:
+        paths = [assertion.get("path"), (assertion.get("equals_artifact") or {}).get("path")] \
+            if isinstance(assertion, dict) else []
+        return any(isinstance(p, str) and os.path.realpath(case.cwd / p) == real for p in paths)
+
+    kept = [a for a in assertions if not reads_it(a)]
+    if len(kept) == len(assertions):
+        return case
+    return dataclasses.replace(case, expected={**case.expected, "artifacts": kept})
 
 
 def judge(mutant: str, result: TrialResult, played: Mapping[str, object]) -> MutantResult:
