@@ -318,6 +318,13 @@ def test_exit_code_and_own_prose_is_no_oracle(skill: Skill) -> None:
     assert "command's own prose" in reason
 
 
+def test_reading_back_a_file_the_case_wrote_itself_is_no_oracle(skill: Skill) -> None:
+    given = live("l", artifacts=[{"path": "out/./l.json", "content": {"ok": True}}])
+    q = qualify(skill.case(given))
+    assert q.live_qualified is False
+    assert any("read back a file its own input artifacts wrote" in r for r in q.disqualifiers)
+
+
 def test_generic_crash_markers_are_no_oracle(skill: Skill) -> None:
     markers = ["Traceback (most recent call last)", "Error", "panic:", "FAIL", "Exception"]
     q = qualify(skill.case(live("l", expected={"exit_code": 0, "stdout_excludes": markers,

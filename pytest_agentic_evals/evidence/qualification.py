@@ -8,6 +8,7 @@ is not one. ``can_fail`` tells whether a case's expectations could reject a wron
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -138,6 +139,12 @@ def artifact_is_oracle(assertion: Any) -> bool:
     return any(not is_generic_crash_marker(text) for text in excluded)
 
 
+def _given_paths(case: Case) -> set[str]:
+    """The paths the case's input artifacts write before the command runs: reading one of
+    them back reads what the fixture put there, not what the skill did."""
+    return {posixpath.normpath(a.path) for a in case.input_artifacts}
+
+
 def _command_words(case: Case) -> list[str]:
     """Every word the command passes to a program, also inside ``sh -c`` scripts."""
     try:
@@ -182,7 +189,9 @@ def _ask_disqualifier(case: Case) -> tuple[str | None, bool]:
 def _oracle_disqualifiers(case: Case) -> list[str]:
     """Why the case has no oracle independent of the command's own report (empty: it has)."""
     assertions = artifact_assertions(case)
-    binding = [a for a in assertions if artifact_is_oracle(a)]
+    given = _given_paths(case)
+    binding = [a for a in assertions if artifact_is_oracle(a)
+               and posixpath.normpath(str(a.get("path"))) not in given]
     excluded = [
         text
         for stream in ("stdout_excludes", "stderr_excludes")
@@ -199,7 +208,8 @@ def _oracle_disqualifiers(case: Case) -> list[str]:
     detail = []
     if assertions:
         detail.append("its artifact assertions are optional (skipped when the file is "
-                      "missing) or only exclude generic crash markers")
+                      "missing), only exclude generic crash markers, or read back a file "
+                      "its own input artifacts wrote")
     generic = [text for text in excluded if is_generic_crash_marker(text)]
     if generic:
         detail.append("its excludes (" + ", ".join(repr(t) for t in generic) + ") are generic "
