@@ -9,8 +9,10 @@ installed plugins (found when the process starts), and Ctrl-C.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -22,7 +24,15 @@ import pytest
 
 from pytest_agentic_evals.loading import load_fixture
 
-from conftest import Skill, interruptible, pid_alive, run_cli, run_console_script, skill_fixture
+from conftest import (
+    Skill,
+    child_env,
+    interruptible,
+    pid_alive,
+    run_cli,
+    run_console_script,
+    skill_fixture,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -329,6 +339,89 @@ def test_a_form_a_command_does_not_have_is_refused(skill: Skill) -> None:
     result = run_cli("coverage", "show", ".", "--format", "md", cwd=skill.root)
     assert result.returncode == 2
     lines(result.stderr).fnmatch_lines(["*argument --format: invalid choice: 'md'*"])
+
+
+# -- a reader that goes away early (`| head -1`) -----------------------------------------------
+
+EARLIER = REPO / "tests" / "data" / "earlier"
+JOURNEYS = REPO / "docs" / "examples" / "journeys"
+TO_STDOUT = ["-o", "/dev/stdout"]
+# Every command that prints something on stdout, run in the greeter's folder (beside it, a
+# skill without a fixture); with -o /dev/stdout where it has --output, so that the document
+# written there meets the closed pipe too.
+PRINTING_COMMANDS = {
+    "audit-skills": ["audit-skills", "..", *TO_STDOUT],
+    "audit-skills-table": ["audit-skills", "..", "--format", "table", *TO_STDOUT],
+    "coverage-show": ["coverage", "show", ".", *TO_STDOUT],
+    "coverage-audit": ["coverage", "audit", "..", "--json", *TO_STDOUT],
+    "regressions-audit": ["regressions", "audit", ".", *TO_STDOUT],
+    "apply-scaffolds": ["apply-scaffolds", "..", *TO_STDOUT],
+    "probe": ["probe", "fixtures/agentic_eval.json", "--no-store", *TO_STDOUT],
+    "probe-md": ["probe", "fixtures/agentic_eval.json", "--no-store", "--format", "md"],
+    "run": ["run", "fixtures/agentic_eval.json", *TO_STDOUT],
+    "run-json": ["run", "fixtures/agentic_eval.json", "--json"],
+    "validate": ["validate", "fixtures/agentic_eval.json"],
+    "check-skill": ["check-skill", "."],
+    "scaffold-fixture": ["scaffold-fixture", "../bare"],
+    "schema": ["schema", "fixture"],
+    "migrate": ["migrate", str(EARLIER / "greeter" / "fixtures" / "agentic_eval.json")],
+    "plan-journeys": ["plan-journeys", "--fixture", str(JOURNEYS / "agentic_eval.json"),
+                      "--requirements", str(JOURNEYS / "requirements.json"),
+                      "--interaction-inventory", str(JOURNEYS / "discovery-inventory.json"),
+                      "--state-graph", str(JOURNEYS / "state-graph.json"), *TO_STDOUT],
+}
+
+
+def with_reader_gone(*args: str, cwd: Path) -> tuple[int, str]:
+    """The console script, its stdout a pipe whose reader reads one line and closes it, as
+    ``agentic-evals ... | head -1`` does: its exit status and stderr.
+
+    The pipe is full when the command starts (a reader that has not read yet), and the line
+    read is one already there, in a page of the pipe that stays in use: no room is made by
+    reading it, so that the command, however little it prints and however fast, still has
+    its output to write when the reader goes away.
+    """
+    line = b"a line written before the command starts\n"
+    page = resource.getpagesize()
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+    try:
+        os.write(write_end, line + b"." * (page - len(line)))
+        with contextlib.suppress(BlockingIOError):
+            while True:
+                os.write(write_end, b"." * page)
+        os.set_blocking(write_end, True)  # the command's stdout blocks, as a pipe's does
+        process = subprocess.Popen(
+            [str(Path(sys.executable).parent / "agentic-evals"), *args], cwd=cwd,
+            stdin=subprocess.DEVNULL, stdout=write_end, stderr=subprocess.PIPE, env=child_env(),
+        )
+    finally:
+        os.close(write_end)
+    try:
+        assert os.read(read_end, len(line)) == line
+    finally:
+        os.close(read_end)
+    _, stderr = process.communicate(timeout=120)
+    return process.returncode, stderr.decode()
+
+
+@pytest.mark.parametrize("command", PRINTING_COMMANDS)
+def test_a_closed_stdout_ends_the_command_quietly_with_141(skill: Skill, command: str) -> None:
+    skill.fixture()
+    Skill(skill.root.parent / "bare")
+    status, stderr = with_reader_gone(*PRINTING_COMMANDS[command], cwd=skill.root)
+    assert "Traceback" not in stderr and "Broken pipe" not in stderr, stderr
+    assert status == 141, stderr
+
+
+def test_a_closed_stdout_keeps_the_report_a_run_writes_to_output(
+    skill: Skill, tmp_path: Path
+) -> None:
+    output = tmp_path / "report.json"
+    status, stderr = with_reader_gone("run", str(skill.fixture()), "--json", "-o", str(output),
+                                      cwd=skill.root)
+    assert status == 141, stderr
+    assert json.loads(output.read_text())["readiness"] == "READY"
 
 
 # -- run -------------------------------------------------------------------------------------

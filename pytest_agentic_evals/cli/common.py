@@ -9,6 +9,7 @@ as the earlier tool spelled it) writes the JSON document to PATH, atomically, wh
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
@@ -23,6 +24,9 @@ from pytest_agentic_evals.jsonio import (
 EXIT_OK, EXIT_GATE, EXIT_INPUT = 0, 1, 2
 EXIT_RUNNER = 3  # the runner itself failed: pytest killed or crashed under `run`
 EXIT_INTERRUPTED = 130
+# The reader of the output went away before reading it all (``| head -1``): the status a shell
+# shows for a program that SIGPIPE ended, 128 + 13.
+EXIT_CLOSED_PIPE = 141
 
 
 class CommandFailed(Exception):
@@ -101,6 +105,23 @@ def emit(report: dict[str, Any], args: argparse.Namespace, lines: list[str]) -> 
         for line in lines:
             print(line)
     write_output(report, args.output)
+
+
+def silence_closed_streams() -> None:
+    """After a write into a pipe whose reader has gone: stdout and stderr, where that is
+    where they go, are pointed at /dev/null, so that what is still buffered for them (and
+    Python's last flush at exit) goes nowhere instead of failing again with a traceback."""
+    for stream in (sys.stdout, sys.stderr):
+        if stream is None:
+            continue
+        try:
+            stream.flush()
+        except BrokenPipeError:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, stream.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):
+            pass
 
 
 def check_output(flag: str, path: str | None) -> None:

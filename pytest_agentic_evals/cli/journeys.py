@@ -62,6 +62,8 @@ def plan_journeys(args: argparse.Namespace) -> int:
         write_text_atomically(args.output, json_text(plan, flat_on_one_line))
         if fragment is not None:
             write_text_atomically(args.scaffold_output, json_text(fragment, flat_on_one_line))
+    except BrokenPipeError:
+        raise  # a pipe (/dev/stdout) whose reader went away: see cli.main
     except OSError as exc:
         print(f"{exc.filename or args.output}: cannot write: {exc.strerror}", file=sys.stderr)
         return EXIT_INPUT

@@ -4,8 +4,9 @@ Only the module of the command that runs is imported (``agentic-evals --help`` i
 none), so that a command pays for what it uses. Each module adds its command's parser
 (``add_parser(commands, name, help)``) and a handler; the handler returns the exit status.
 
-Exit codes, for every command: 0 success, 1 the gate says no, 2 bad input; ``run`` adds 3,
-the runner itself failed, and 130, interrupted.
+Exit codes, for every command: 0 success, 1 the gate says no, 2 bad input, 141 the reader of
+its output went away (``| head -1``); ``run`` adds 3, the runner itself failed, and 130,
+interrupted.
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ from collections.abc import Callable, Collection, Sequence
 from types import ModuleType
 
 from pytest_agentic_evals.cli.common import (
+    EXIT_CLOSED_PIPE,
     EXIT_INPUT,
     EXIT_INTERRUPTED,
     CommandFailed,
     check_output,
+    silence_closed_streams,
 )
 
 
@@ -156,12 +159,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if getattr(args, "checks_output", False):
             check_output("--output", args.output)
-        return int(args.handler(args))
+        status = int(args.handler(args))
+        if sys.stdout is not None:
+            sys.stdout.flush()  # a closed pipe is met here, not in Python's flush at exit
+        return status
     except CommandFailed as exc:
         print(f"agentic-evals: {exc}", file=sys.stderr)
         return exc.status
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # What it printed, or wrote to --output (/dev/stdout, a FIFO), had no reader any more
+        # (`| head -1`): the command ends there, quietly, as a program SIGPIPE ends.
+        silence_closed_streams()
+        return EXIT_CLOSED_PIPE
 
 
 if __name__ == "__main__":

@@ -104,6 +104,9 @@ def _probe_and_write(
     finally:
         run.close()
     document = results.report(entries, run_id, now, args.sandbox)
+    # --output first: a reader of stdout that goes away early (`| head -1`) ends the command
+    # there, and the report of what ran is kept all the same.
+    write_output(document, output)
     if args.format == "json":
         print_document(json_text(document))
     elif args.format == "md":
@@ -111,5 +114,4 @@ def _probe_and_write(
     else:
         for line in results.terminal_lines(document):
             print(line)
-    write_output(document, output)
     return EXIT_GATE if document["verdict"] == results.FAILED else EXIT_OK

@@ -153,12 +153,16 @@ def _run_and_write(
 
     if report is None:
         return _without_report(status)
-    if form == "json":
-        print_document(json_text(report))
+    # --output first: a reader of stdout that goes away early (`| head -1`) ends the command
+    # there, and the report of what ran is kept all the same.
     try:
         write_output(report, output)
+    except BrokenPipeError:
+        raise  # --output is a pipe (/dev/stdout) whose reader went away: see cli.main
     except OSError as exc:
         raise CommandFailed(f"--output {args.output}: cannot write: {exc.strerror}") from None
+    if form == "json":
+        print_document(json_text(report))
     return _exit_status(args, status, report, known)
 
 
