@@ -9,6 +9,7 @@ time it takes to list it.
 
 from __future__ import annotations
 
+import json
 import os
 from collections import Counter
 from collections.abc import Iterator, Mapping
@@ -503,6 +504,47 @@ def scaffold_blocker(skill: FoundSkill, force: bool) -> str | None:
     return f"has a fixture already ({shown})"
 
 
+def scaffold_target_problem(
+    skill_dir: Path, target: Path, force: bool, only_scaffolds: bool = False
+) -> str | None:
+    """Why the scaffold of the skill in ``skill_dir`` must not be written at ``target``, or
+    None when it may.
+
+    The scaffolder never changes a skill's own files. The file it writes, followed through
+    symbolic links, lies inside the skill's folder. A file already there is replaced only with
+    ``force``, and only when it is a fixture (a JSON object with a ``cases`` list), or with
+    ``only_scaffolds`` a fixture that is a scaffold (``eval_kind: scaffold``): never SKILL.md,
+    a script, a registry or any other file of the skill's, whatever it is named.
+    """
+    real = os.path.realpath(target)
+    if not Path(real).is_relative_to(os.path.realpath(skill_dir)):
+        through = "" if real == os.path.abspath(target) else \
+            f" (through a symbolic link, it is {real})"
+        return (f"must be inside {skill_dir}, so that the fixture's commands reach the "
+                f"skill{through}")
+    if not os.path.lexists(real):
+        return None
+    if not os.path.isfile(real):
+        return "exists and is not a file: not replaced"
+    if only_scaffolds and not _is_scaffold(Path(real)):
+        return ("exists and is not a scaffold (eval_kind scaffold): not replaced, even with "
+                "--force, which rewrites only earlier scaffolds")
+    if not only_scaffolds and not _is_fixture_document(real):
+        return ("exists and is not a fixture (a JSON object with cases): it is the skill's "
+                "own file and is not replaced, even with --force; name another --output")
+    if not force:
+        return "already exists; not overwritten (use --force)"
+    return None
+
+
+def _is_fixture_document(path: str) -> bool:
+    try:
+        data = json.loads(read_input(path))
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and isinstance(data.get("cases"), list)
+
+
 def write_scaffold(skill_dir: Path, target: Path) -> dict[str, Any]:
     """Write the scaffold atomically, then load it back: a scaffold that the runner would
     refuse must never be left behind as if it were usable. Raises OSError or FixtureError."""
@@ -525,6 +567,9 @@ def apply_scaffolds(root: Path, write: bool, force: bool, limit: int | None) -> 
         relative = found.path.relative_to(root).as_posix() or "."
         target = scaffold_target(found.path)
         reason = scaffold_blocker(found, force)
+        if reason is None:  # also where fixtures/ or the file is a link: never through it
+            problem = scaffold_target_problem(found.path, target, force, only_scaffolds=True)
+            reason = None if problem is None else f"{FIXTURES_DIRNAME}/{FIXTURE_NAME} {problem}"
         if reason is None and limit is not None and chosen >= limit:
             reason = f"beyond --limit {limit}"
         if reason is not None:

@@ -253,6 +253,77 @@ def test_scaffold_fixture_output_paths(tmp_path: Path) -> None:
     assert not_a_skill.returncode == 2 and "no SKILL.md" in not_a_skill.stderr
 
 
+def skill_files(folder: Path) -> dict[str, bytes]:
+    return {path.relative_to(folder).as_posix(): path.read_bytes()
+            for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+@pytest.mark.parametrize("force", [[], ["--force"]], ids=["plain", "force"])
+@pytest.mark.parametrize("output", ["SKILL.md", "run.sh", "fixtures/regressions.json",
+                                    "fixtures/agentic_eval.json"])
+def test_scaffold_fixture_never_replaces_a_file_of_the_skill(
+    tmp_path: Path, output: str, force: list[str]
+) -> None:
+    folder = make(tmp_path, "greeter", files={
+        "run.sh": RUN_SH, "fixtures/regressions.json": json.dumps({"regressions": []})})
+    # The default place, fixtures/agentic_eval.json, a link to the skill's SKILL.md.
+    (folder / "fixtures" / "agentic_eval.json").symlink_to("../SKILL.md")
+    before = skill_files(folder)
+    named = ["--output", str(folder / output)] if output != "fixtures/agentic_eval.json" else []
+    result = run_cli("scaffold-fixture", str(folder), *named, *force)
+    assert result.returncode == 2, result.stderr
+    assert "is not a fixture" in result.stderr and "not replaced, even with --force" in \
+        result.stderr
+    assert skill_files(folder) == before
+
+
+def test_scaffold_fixture_writes_nothing_outside_the_skill_through_a_link(
+    tmp_path: Path,
+) -> None:
+    folder = make(tmp_path, "greeter", files={"run.sh": RUN_SH})
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "agentic_eval.json").write_text(json.dumps(skill_fixture()))
+    (folder / "fixtures").symlink_to(elsewhere)
+    before = skill_files(elsewhere)
+    result = run_cli("scaffold-fixture", str(folder), "--force")
+    assert result.returncode == 2
+    assert "must be inside" in result.stderr and "through a symbolic link" in result.stderr
+    assert skill_files(elsewhere) == before
+
+
+def test_scaffold_fixture_force_replaces_an_earlier_fixture(tmp_path: Path) -> None:
+    folder = make(tmp_path, "greeter", files={"run.sh": RUN_SH})
+    target = folder / "evals" / "first.json"
+    assert run_cli("scaffold-fixture", str(folder), "--output", str(target)).returncode == 0
+    target.write_text(json.dumps(skill_fixture(trials=1)))  # rejected: still a fixture
+    forced = run_cli("scaffold-fixture", str(folder), "--output", str(target), "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert json.loads(target.read_text())["eval_kind"] == "scaffold"
+
+
+@pytest.mark.parametrize("force", [[], ["--force"]], ids=["plain", "force"])
+def test_apply_scaffolds_never_writes_through_a_link_out_of_the_skill(
+    tmp_path: Path, force: list[str]
+) -> None:
+    root = tmp_path / "skills"
+    other = make(root, "other", files={"run.sh": RUN_SH,
+                                       "fixtures/agentic_eval.json": json.dumps(skill_fixture())})
+    linked = make(root, "linked", files={"run.sh": RUN_SH})
+    (linked / "fixtures").symlink_to("../other/fixtures")  # another skill's fixtures
+    dangling = make(root, "dangling", files={"run.sh": RUN_SH, "fixtures/.keep": ""})
+    (dangling / "fixtures" / "agentic_eval.json").symlink_to(tmp_path / "outside.json")
+    before = skill_files(other)
+    result = run_cli("apply-scaffolds", str(root), "--write", *force)
+    assert result.returncode == 0, result.stderr
+    receipt = json.loads(result.stdout)
+    assert receipt["created"] == []
+    skipped = {entry["skill"]: entry["reason"] for entry in receipt["skipped"]}
+    assert "must be inside" in skipped["linked"] and "must be inside" in skipped["dangling"]
+    assert skill_files(other) == before
+    assert not (tmp_path / "outside.json").exists()
+
+
 def fixtures_under(root: Path) -> set[str]:
     return {path.relative_to(root).as_posix() for path in root.rglob("agentic_eval.json")}
 

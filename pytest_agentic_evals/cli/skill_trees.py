@@ -37,7 +37,8 @@ def add_parser(commands: Any, name: str, help: str) -> None:
         parser.add_argument("skill_dir", metavar="SKILL_DIR")
         parser.add_argument("-o", "--output", metavar="PATH",
                             help="where to write it (default SKILL_DIR/fixtures/agentic_eval.json)")
-        parser.add_argument("--force", action="store_true", help="overwrite an existing file")
+        parser.add_argument("--force", action="store_true",
+                            help="replace an existing fixture (never another file of the skill)")
         parser.set_defaults(handler=scaffold_fixture)
     else:
         parser.add_argument("root", metavar="ROOT")
@@ -98,15 +99,12 @@ def scaffold_fixture(args: argparse.Namespace) -> int:
     if not (skill_dir / skills.SKILL_FILE).is_file():
         print(f"{args.skill_dir}: {_not_a_skill(skill_dir)}", file=sys.stderr)
         return EXIT_INPUT
-    target = (Path(os.path.realpath(args.output)) if args.output
-              else skills.scaffold_target(skill_dir))
-    if not target.is_relative_to(skill_dir):
-        print(f"{args.output}: must be inside {args.skill_dir}, so that the fixture's commands "
-              "reach the skill", file=sys.stderr)
+    target = Path(args.output) if args.output else skills.scaffold_target(skill_dir)
+    problem = skills.scaffold_target_problem(skill_dir, target, args.force)
+    if problem:
+        print(f"{args.output or target}: {problem}", file=sys.stderr)
         return EXIT_INPUT
-    if target.exists() and not args.force:
-        print(f"{target}: already exists; not overwritten (use --force)", file=sys.stderr)
-        return EXIT_INPUT
+    target = Path(os.path.realpath(target))  # the file a link names is the one written
     try:
         data = skills.write_scaffold(skill_dir, target)
     except (OSError, FixtureError) as exc:
