@@ -493,6 +493,35 @@ def test_run_an_unknown_case_exits_2(skill: Skill) -> None:
                                         "refuses-empty-name)"])
 
 
+@pytest.mark.parametrize(("listing", "shown"), [
+    (["--collect-only"], "*<TrialItem greets[[]trial-2]>*"),
+    (["--co", "-q"], "*agentic_eval.json::refuses-empty-name[[]trial-1]"),
+    (["--fixtures"], "*tmp_path*"),
+    (["--version"], "pytest *"),
+], ids=["collect-only", "co", "fixtures", "version"])
+def test_run_collect_only_lists_on_stdout_runs_nothing_and_exits_0(
+    skill: Skill, tmp_path: Path, listing: list[str], shown: str
+) -> None:
+    marker = skill.root / "ran"
+    data = skill_fixture()
+    data["cases"][0]["command"] = ["bash", "-c", f"touch {marker}; ../run.sh Ada"]
+    output = tmp_path / "report.json"
+    output.write_text('{"schema": "agentic_evals.report.v2"}\n')  # an earlier run's
+    result = run_cli("run", str(skill.write(data)), "-o", str(output), "--", *listing,
+                     cwd=skill.root)
+    assert result.returncode == 0, result.stderr
+    lines(result.stdout).fnmatch_lines([shown])
+    assert "runner failed" not in result.stderr
+    assert not marker.exists()
+    assert output.read_text() == '{"schema": "agentic_evals.report.v2"}\n'
+
+
+def test_run_collect_only_that_selects_nothing_exits_2(skill: Skill) -> None:
+    result = run_cli("run", str(skill.fixture()), "--", "--co", "-k", "nosuch", cwd=skill.root)
+    assert result.returncode == 2
+    lines(result.stderr).fnmatch_lines(["agentic-evals: no trial was selected: *"])
+
+
 def test_run_trials_reaches_the_plugin(skill: Skill) -> None:
     result = run_cli("run", str(skill.fixture()), "--trials", "3", cwd=skill.root)
     assert result.returncode == 0, result.stderr

@@ -1,5 +1,7 @@
 """``agentic-evals run``: pytest with the plugin, in a subprocess; the JSON report on stdout,
-or, when stdout is a terminal, in a file whose path the output names.
+or, when stdout is a terminal, in a file whose path the output names. With a pytest option
+that runs nothing (``-- --collect-only``, ``--fixtures``, ``--help``...), pytest's listing on
+stdout instead, and no report.
 
 The options ``run`` shares with the plugin (``--report-only``, ``--trials``, ``--timeout``,
 ``--md``, ``--case``, ``--keep-workspaces``, ``--sandbox``, ``--stop-on-fail``,
@@ -54,6 +56,11 @@ from pytest_agentic_evals.model import FIXTURES_DIRNAME, Fixture
 from pytest_agentic_evals.pytest_plugin.settings import add_run_options, plugin_arguments
 
 PYTEST_USAGE_ERROR, PYTEST_NO_TESTS = 4, 5
+# pytest options (after --) with which pytest lists or describes and runs no trial: the run is
+# then a listing, with pytest's output on stdout, and no report.
+LISTING_OPTIONS = frozenset({"--collect-only", "--co", "--fixtures", "--funcargs",
+                             "--fixtures-per-test", "--markers", "-h", "--help", "-V",
+                             "--version"})
 FIXTURE_GLOB = "agentic_eval*.json"
 PYTEST_INTERRUPTED = 2  # also the status of a session whose report a hook tried to rewrite
 PR_SET_PDEATHSIG = 1  # prctl(2)
@@ -125,6 +132,8 @@ def run(args: argparse.Namespace) -> int:
         print(problem, file=sys.stderr)
         return EXIT_INPUT
     known = {case.name for fixture in fixtures for case in fixture.cases}
+    if LISTING_OPTIONS.intersection(args.pytest_args):
+        return _list(args, known)
     # An earlier run's output is never left where this run's belongs, whatever happens next.
     for path in (args.output, args.markdown):
         if path:
@@ -166,6 +175,25 @@ def _run_and_write(
     return _exit_status(args, status, report, known)
 
 
+def _list(args: argparse.Namespace, known: set[str]) -> int:
+    """``run F -- --collect-only`` (or ``--fixtures``, ``--markers``, ``--help``...): pytest
+    lists what the run would run, or describes itself, on stdout; no trial runs, no report is
+    made, and nothing at --output or --md is written or removed."""
+    with tempfile.TemporaryDirectory(prefix="agentic-evals-run-") as scratch:
+        status = _run_pytest(args, Path(scratch) / "report.json", listing=True)
+    if status == 0:
+        return EXIT_OK
+    if status == PYTEST_NO_TESTS:
+        return _none_selected(known)
+    return _without_report(status)
+
+
+def _none_selected(known: set[str]) -> int:
+    print("agentic-evals: no trial was selected: the pytest arguments after -- deselected "
+          "every case (cases: " + ", ".join(sorted(known)) + ")", file=sys.stderr)
+    return EXIT_INPUT
+
+
 def _select_cases(args: argparse.Namespace, fixtures: list[Fixture]) -> str | None:
     """Resolve ``--only-category`` into ``args.cases``; why the selection cannot run, or None."""
     if args.category_map and not args.only_category:
@@ -192,9 +220,7 @@ def _exit_status(
     if status == PYTEST_USAGE_ERROR:  # bad pass-through arguments or settings
         return EXIT_INPUT
     if status == PYTEST_NO_TESTS:
-        print("agentic-evals: no trial was selected: the pytest arguments after -- deselected "
-              "every case (cases: " + ", ".join(sorted(known)) + ")", file=sys.stderr)
-        return EXIT_INPUT
+        return _none_selected(known)
     if status == PYTEST_INTERRUPTED and not _interrupted(report):
         return EXIT_INPUT  # a report hook tried to rewrite a verdict (named on stderr)
     if args.report_only:
@@ -253,8 +279,9 @@ def fixture_paths(targets: list[str]) -> list[str]:
     return paths
 
 
-def _run_pytest(args: argparse.Namespace, report_path: Path) -> int:
-    """pytest's exit status; its progress goes to stderr, so that stdout carries the report."""
+def _run_pytest(args: argparse.Namespace, report_path: Path, listing: bool = False) -> int:
+    """pytest's exit status; its progress goes to stderr, so that stdout carries the report
+    (a listing, which has none, goes to stdout)."""
     command = [sys.executable, "-m", "pytest", *args.fixtures]
     command += pinned_configuration(args.fixtures, report_path.parent)
     # The CLI prints the report itself, and names --output; the plugin need not announce it.
@@ -273,7 +300,10 @@ def _run_pytest(args: argparse.Namespace, report_path: Path) -> int:
         print("agentic-evals: a fixture's path is not UTF-8: pytest's cache (--lf, --ff, --sw) "
               "is off for this run", file=sys.stderr)
         command += ["-p", "no:cacheprovider"]
-    process = subprocess.Popen(command, stdout=sys.stderr.fileno(), stdin=subprocess.DEVNULL,
+    if listing:
+        sys.stdout.flush()
+    process = subprocess.Popen(command, stdout=sys.stdout.fileno() if listing
+                               else sys.stderr.fileno(), stdin=subprocess.DEVNULL,
                                preexec_fn=_die_with_parent)
     received: list[int] = []
 
