@@ -201,9 +201,33 @@ def test_run_says_when_trials_are_raised_to_the_minimum(skill: Skill) -> None:
     result = run_cli("run", str(skill.fixture()), "--trials", "1", cwd=skill.root)
     assert result.returncode == 0, result.stderr
     lines(result.stderr).fnmatch_lines([
-        "*agentic-evals: --agentic-evals-trials 1 raised to 2 for *fixtures/agentic_eval.json: "
+        "*agentic-evals: --trials 1 raised to 2 for *fixtures/agentic_eval.json: "
         "its minimum number of trials"])
+    assert "--agentic-evals-" not in result.stderr  # run's messages name run's options
     assert json.loads(result.stdout)["trials"] == 2
+
+
+@pytest.mark.parametrize(("arguments", "message"), [
+    (["--durations", "no-such-report.json"],
+     "*--durations: cannot read no-such-report.json: No such file or directory*"),
+    (["--", "--dist", "each"], "*--dist each runs every trial on every worker; use -n N or "
+                               "--dist load (set the number of trials with --trials)*"),
+], ids=["durations", "dist-each"])
+def test_run_names_its_own_options_in_the_plugins_messages(
+    skill: Skill, arguments: list[str], message: str
+) -> None:
+    result = run_cli("run", str(skill.fixture()), *arguments, cwd=skill.root)
+    assert result.returncode == 2
+    lines(result.stderr).fnmatch_lines([message])
+    assert "--agentic-evals-" not in result.stderr
+
+
+def test_run_names_its_own_sandbox_option_in_the_report(skill: Skill) -> None:
+    result = run_cli("run", str(skill.fixture()), "--sandbox", "off", cwd=skill.root)
+    assert result.returncode == 0, result.stderr
+    reasons = {trial["isolation"]["reason"] for case in json.loads(result.stdout)["cases"]
+               for trial in case["trials"]}
+    assert reasons == {"the sandbox is off (set by --sandbox)"}
 
 
 # -- output paths: checked before anything runs -----------------------------------------------

@@ -34,13 +34,15 @@ SET = {
     "hide": ("out/report.json", ("out/report.json",)),
     "stop_on_fail": (None, True),
     "durations": ("last", "last"),
+    "from_run": (None, True),
+    "run_options": ("trials", ("trials",)),
 }
 DEFAULTS = {
     "enabled": False, "files": ("agentic_eval*.json",), "report": None,
     "report_unannounced": False, "report_only": False, "trials": None, "timeout": None,
     "markdown": None, "cases": (), "keep_workspaces": False, "sandbox": "auto", "hide": (),
     "stop_on_fail": False, "durations": None,
-    "probe": False,
+    "probe": False, "from_run": False, "run_options": (),
 }
 ON_COMMAND_LINE = [option for option in OPTIONS if option.flag]
 IN_INI = [option for option in OPTIONS if option.ini]
@@ -193,3 +195,27 @@ def test_a_bad_run_option_is_refused_with_the_plugins_message(
 
 def test_values_that_are_not_settings_are_not_passed_on() -> None:
     assert plugin_arguments({"fixtures": ["a.json"], "output": "r.json", "trials": None}) == []
+
+
+@pytest.mark.parametrize("name", sorted(RUN_SPELLINGS))
+def test_a_session_of_run_names_each_setting_as_run_spells_it(
+    pytester: pytest.Pytester, name: str
+) -> None:
+    values = vars(run_parser().parse_args(RUN_SPELLINGS[name]))
+    settings = resolve_settings(pytester.parseconfig(*plugin_arguments(values, [])))
+    assert settings.source(name) == RUN_SPELLINGS[name][0]
+    assert settings.spelling(name) == RUN_SPELLINGS[name][0]
+    # The plugin's own options, which run does not have, keep their names.
+    assert settings.spelling("probe") == "--agentic-evals-probe"
+
+
+def test_a_plugin_option_given_after_the_separator_keeps_its_name(
+    pytester: pytest.Pytester,
+) -> None:
+    typed = ["--agentic-evals-timeout=9", "--agentic-evals-sandbox", "off"]
+    values = vars(run_parser().parse_args(["--trials", "3", "--timeout", "2.5"]))
+    settings = resolve_settings(pytester.parseconfig(*plugin_arguments(values, typed), *typed))
+    assert (settings.trials, settings.timeout, settings.sandbox) == (3, 9.0, "off")
+    assert settings.source("trials") == "--trials"
+    assert settings.source("timeout") == "--agentic-evals-timeout"
+    assert settings.source("sandbox") == "--agentic-evals-sandbox"

@@ -288,7 +288,8 @@ def _run_pytest(args: argparse.Namespace, report_path: Path, listing: bool = Fal
     # No trial may see or write the files this command reads and writes.
     hidden = [str(report_path.parent), *([args.output] if args.output else [])]
     command += plugin_arguments({**vars(args), "enabled": True, "report": str(report_path),
-                                 "report_unannounced": True, "hide": hidden})
+                                 "report_unannounced": True, "hide": hidden},
+                                args.pytest_args)
     if "-m" not in args.pytest_args:
         # run runs trials, as it always has; retained regressions are verified by
         # `regressions verify` or by `-- -m regression`.

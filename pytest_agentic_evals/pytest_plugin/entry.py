@@ -42,7 +42,7 @@ def pytest_configure(config: pytest.Config) -> None:
         # Every worker would run every trial, and a trial is one piece of evidence, not n.
         raise pytest.UsageError(
             "--agentic-evals: --dist each runs every trial on every worker; use -n N or "
-            "--dist load (set the number of trials with --agentic-evals-trials)"
+            f"--dist load (set the number of trials with {settings.spelling('trials')})"
         )
     roles = importlib.import_module("pytest_agentic_evals.pytest_plugin.roles")
     roles.register_roles(config, settings)

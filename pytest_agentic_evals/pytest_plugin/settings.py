@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Literal
@@ -160,6 +160,13 @@ OPTIONS = (
     Option("hide", "files of agentic-evals run that no trial may see",
            flag="--agentic-evals-hide", action="append", metavar="PATH", default=(),
            hidden=True),
+    Option("from_run", "the session is agentic-evals run's: an option a message suggests is "
+                       "named as run spells it",
+           flag="--agentic-evals-from-run", action="store_true", default=False, hidden=True),
+    Option("run_options", "a setting agentic-evals run set with its own option (repeatable): "
+                          "messages name that option, as the user typed it",
+           flag="--agentic-evals-run-option", action="append", metavar="NAME", default=(),
+           hidden=True),
 )
 OPTION = {option.name: option for option in OPTIONS}
 
@@ -183,11 +190,20 @@ class Settings:
     durations: str | None  # a report's path, or "last" (pytest's cache); None: collection order
     probe: bool
     hide: tuple[str, ...]  # beyond report and markdown, which no trial may see either
+    from_run: bool  # started by ``agentic-evals run``
+    run_options: tuple[str, ...]  # the settings it set with its own options
     sources: Mapping[str, str]
 
     def source(self, name: str) -> str:
-        """``--agentic-evals-trials``, ``ini agentic_evals_trials`` or ``default``."""
+        """``--agentic-evals-trials`` (``--trials`` when ``agentic-evals run --trials`` set
+        it), ``ini agentic_evals_trials`` or ``default``."""
         return self.sources[name]
+
+    def spelling(self, name: str) -> str | None:
+        """The option that sets ``name``, as the user would type it: ``agentic-evals run``'s
+        own when the session is its and it has one, else the plugin's."""
+        option = OPTION[name]
+        return option.run_flag if self.from_run and option.run_flag else option.flag
 
     def trials_for(self, declared: int, minimum: int) -> int:
         """Trials per case of a fixture that declares ``declared`` and needs ``minimum``: the
@@ -210,23 +226,27 @@ def add_plugin_options(parser: pytest.Parser) -> None:
 
 def enabled(config: pytest.Config) -> bool:
     """Whether the plugin is on; the other settings are only resolved (and checked) when it is."""
-    return bool(_resolve(config, OPTION["enabled"])[0])
+    return bool(_resolve(config, OPTION["enabled"], by_run=False)[0])
 
 
 def resolve_settings(config: pytest.Config) -> Settings:
-    """Every setting, once; a bad value is a ``pytest.UsageError`` naming its source."""
+    """Every setting, once; a bad value is a ``pytest.UsageError`` naming its source as the
+    user typed it (``--trials`` when ``agentic-evals run --trials`` set it)."""
+    by_run = set(config.getoption(OPTION["run_options"].dest) or ())
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
     for option in OPTIONS:
-        values[option.name], sources[option.name] = _resolve(config, option)
+        values[option.name], sources[option.name] = _resolve(config, option,
+                                                             option.name in by_run)
     return Settings(**values, sources=MappingProxyType(sources))
 
 
-def _resolve(config: pytest.Config, option: Option) -> tuple[Any, str]:
+def _resolve(config: pytest.Config, option: Option, by_run: bool) -> tuple[Any, str]:
     if option.flag is not None:
         raw = config.getoption(option.dest)
         if raw not in (None, False, [], ""):
-            return _converted(option, raw, option.flag), option.flag
+            shown = option.run_flag if by_run and option.run_flag else option.flag
+            return _converted(option, raw, shown), shown
     if option.ini is not None:
         raw = config.getini(option.ini)
         # pytest gives an ini value that is not set as its default: that is the default.
@@ -271,9 +291,22 @@ def _argparse_type(convert: Callable[[str], Any]) -> Callable[[str], Any]:
     return checked
 
 
-def plugin_arguments(values: Mapping[str, Any]) -> list[str]:
+def plugin_arguments(
+    values: Mapping[str, Any], pytest_args: Sequence[str] | None = None
+) -> list[str]:
     """The plugin's command line for ``values`` (setting name -> value, as ``agentic-evals
-    run`` parsed them); names that are not settings are left out."""
+    run`` parsed them); names that are not settings are left out.
+
+    With ``pytest_args`` (what the user gave pytest after ``--``), the session is marked as
+    ``agentic-evals run``'s, and each setting that one of run's own options set, and that
+    the user did not set again after ``--`` with the plugin's option, is named as run spells
+    it in the session's messages."""
+    if pytest_args is not None:
+        given = {word.split("=", 1)[0] for word in pytest_args}
+        values = {**values, "from_run": True, "run_options": [
+            option.name for option in OPTIONS
+            if option.run_flag and values.get(option.name) not in (None, False, [], ())
+            and option.flag not in given]}
     arguments: list[str] = []
     for option in OPTIONS:
         if option.flag is None or option.name not in values:
