@@ -130,6 +130,21 @@ def test_a_missing_non_critical_seam_is_a_gap_not_a_critical_one(skill: Skill) -
     assert (code, fixture["verdict"], fixture["uncovered_seams"]) == (0, "GAPS", ["locale"])
 
 
+def test_criticality_is_one_of_three_words_and_missing_means_critical(skill: Skill) -> None:
+    # docs/commands/coverage.md: another word is refused when the fixture loads...
+    skill.write(seamed([greets("greets")], [{**GREETING, "criticality": "high"}]))
+    code, _, stderr = coverage("show", str(skill.root))
+    assert code == 2
+    assert "/seams/0/criticality: 'high' is not one of" in stderr
+    # ...and a seam that names none is judged critical, with a finding that says so.
+    unnamed = {key: value for key, value in GREETING.items() if key != "criticality"}
+    skill.write(seamed([greets("greets")], [unnamed]))
+    code, report, _ = coverage("show", str(skill.root))
+    [seam] = only_fixture(report)["seams"]
+    assert (code, seam["criticality"]) == (0, "critical")
+    assert [f["code"] for f in seam["findings"]] == ["unknown_criticality"]
+
+
 # --------------------------------------------------------------------------------------------
 # The value-representation rule
 # --------------------------------------------------------------------------------------------
