@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
+from pytest_agentic_evals.evidence.qualification import qualify
 from pytest_agentic_evals.loading import load_fixture
 from pytest_agentic_evals.loading.fixture import FixtureError, fixture_schema
 from pytest_agentic_evals.model import Fixture
@@ -467,6 +468,13 @@ def test_fixture_dir_placeholder_is_judged_as_the_path_it_becomes(
 ) -> None:
     fixture_data["cases"][0]["command"] = ["bash", "{fixture_dir}/../run.sh", "Ada"]
     assert load_fixture(skill.write(fixture_data)).cases[0].real_world
+    # ... by live qualification too (docs/fixture.md, docs/claims.md): a live case written so
+    # reaches the skill's own code and keeps its class.
+    fixture_data["cases"][0]["evidence_class"] = "live_e2e"
+    fixture_data["cases"][0]["expected"]["artifacts"] = [
+        {"path": "greeting.txt", "lines_contain": ["Ada"]}]
+    live = qualify(load_fixture(skill.write(fixture_data)).cases[0])
+    assert (live.effective, live.live_qualified, live.disqualifiers) == ("live_e2e", True, ())
 
 
 def test_unknown_top_level_keys_are_errors(fixture_data: dict, skill: Skill) -> None:
