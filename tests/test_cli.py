@@ -600,13 +600,26 @@ def test_bundled_fixtures_are_valid_and_honest() -> None:
     assert example.eval_kind == "skill"
 
 
-def test_bundled_example_runs_ready() -> None:
+def test_bundled_example_runs_ready_and_reports_as_the_report_page_shows() -> None:
     example = REPO / "docs" / "examples" / "coreutils" / "agentic_eval.json"
     result = run_console_script("run", str(example))
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["readiness"] == "READY"
     assert report["summary"]["passed"] == 4
+    # docs/report.md shows this run's report, trimmed to its first case and trial: the same
+    # fields, in the same order, and the same isolation and domains where the trial was
+    # sandboxed as it is by default.
+    page = (REPO / "docs" / "report.md").read_text()
+    shown = json.loads(page.split("## An example", 1)[1].split("```json\n", 1)[1]
+                       .split("```", 1)[0])
+    assert list(shown) == list(report)
+    assert list(shown["cases"][0]) == list(report["cases"][0])
+    shown_trial, trial = shown["cases"][0]["trials"][0], report["cases"][0]["trials"][0]
+    assert list(shown_trial) == list(trial)
+    if trial["isolation"]["sandbox"] == "bwrap":
+        assert (shown_trial["isolation"], shown_trial["domains"]) == (trial["isolation"],
+                                                                      trial["domains"])
 
 
 def test_ctrl_c_during_run_stops_cleanly(skill: Skill, tmp_path: Path) -> None:
