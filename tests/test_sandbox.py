@@ -335,6 +335,25 @@ def test_the_exit_status_is_the_commands(sandboxed: Sandboxed) -> None:
     assert killed.stderr_path.read_text() == ""
 
 
+@pytest.mark.parametrize(("mode", "exit_code", "problem"), [
+    ("required", 143, "exit_code: expected 0, got 143"),
+    ("off", -15, "exit_code: expected 0, the command was killed by signal 15"),
+])
+def test_a_death_by_signal_is_reported_as_docs_fixture_md_says(
+    skill: Skill, mode: str, exit_code: int, problem: str
+) -> None:
+    data = skill_fixture()
+    data["cases"].append({"name": "terminated", "type": "positive", "required": False,
+                          "command": ["bash", "-c", "kill -TERM $$; ../run.sh Ada"],
+                          "expected": {"exit_code": 0}})
+    result = run_cli("run", str(skill.write(data)), "--sandbox", mode, cwd=skill.root)
+    assert result.returncode == 0, result.stderr  # an optional case fails nothing
+    [case] = [c for c in json.loads(result.stdout)["cases"] if c["name"] == "terminated"]
+    for trial in case["trials"]:
+        assert (trial["exit_code"], trial["timed_out"], trial["problems"]) == (
+            exit_code, False, [problem])
+
+
 def test_stdin_is_closed_and_arguments_reach_the_command(sandboxed: Sandboxed) -> None:
     result = sandboxed(["sh", "-c", 'read x || echo "closed $#: $1|$2"', "sh", "a b", "*"])
     assert result.stdout_path.read_text() == "closed 2: a b|*\n"
