@@ -9,6 +9,7 @@ Refused hosts are never resolved at all.
 
 from __future__ import annotations
 
+import http.server
 import json
 import shutil
 import socket
@@ -279,6 +280,184 @@ def test_a_host_header_naming_another_host_is_refused(origin: int) -> None:
     failures = dm.check_allowed(["allowed.test"], Observation(
         None, Path(), Path(), Path(), Path(), domains=report))
     assert len(failures) == 3 and "said Host: 'evil.test'" in failures[0]
+
+
+class _KeepAlive(http.server.BaseHTTPRequestHandler):
+    """An HTTP/1.1 server that answers every request a connection carries, whatever its
+    Connection header says: as a server behind a shared address (a CDN) may."""
+
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self) -> None:
+        if self.path == "/ws" and self.headers.get("Upgrade") == "websocket":
+            # Switches, then echoes every byte until the client is done.
+            self.send_response(101)
+            self.send_header("Upgrade", "websocket")
+            self.send_header("Connection", "Upgrade")
+            self.end_headers()
+            self.wfile.flush()
+            self.wfile.write(b"echo: " + self.rfile.read())
+            self.close_connection = True
+            return
+        self.answer(f"hello from {self.headers.get('Host', '?').split(':')[0]} {self.path}")
+
+    def do_POST(self) -> None:
+        if self.headers.get("Transfer-Encoding") == "chunked":
+            body = b""
+            while size := int(self.rfile.readline().split(b";")[0], 16):
+                body += self.rfile.read(size)
+                self.rfile.readline()
+            while self.rfile.readline() not in (b"\r\n", b""):
+                pass
+        else:
+            body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.answer(f"posted {body.decode()!r} to {self.path}")
+
+    def answer(self, text: str) -> None:
+        body = f"{text}\n".encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+        self.close_connection = False  # whatever the request's Connection header said
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def keep_alive_origin() -> Iterator[int]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _KeepAlive)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+def test_every_request_on_a_connection_is_judged(keep_alive_origin: int) -> None:
+    port = keep_alive_origin
+    policy = dm.DomainPolicy(("allowed.test",))
+    with px.DomainProxy(policy, px.local_hosts_from(LOCAL_HOSTS)) as proxy:
+        plain = exchange(proxy, f"GET http://allowed.test:{port}/first HTTP/1.1\r\n"
+                                f"Host: allowed.test:{port}\r\n\r\n"
+                                f"GET http://evil.test:{port}/second HTTP/1.1\r\n"
+                                f"Host: evil.test:{port}\r\n\r\n".encode())
+        tunnel = exchange(proxy, f"CONNECT allowed.test:{port} HTTP/1.1\r\n\r\n"
+                                 f"GET /first HTTP/1.1\r\nHost: allowed.test\r\n\r\n"
+                                 f"GET /second HTTP/1.1\r\nHost: evil.test\r\n\r\n".encode())
+        # A keep-alive client that sends its next request once it has read an answer.
+        with socket.create_connection(("127.0.0.1", proxy.port), timeout=10) as sock:
+            sock.sendall(f"GET http://allowed.test:{port}/one HTTP/1.1\r\n"
+                         f"Host: allowed.test:{port}\r\n\r\n".encode())
+            answer = b""
+            while not answer.endswith(b"hello from allowed.test /one\n"):
+                chunk = sock.recv(65536)
+                assert chunk, answer
+                answer += chunk
+            sock.sendall(f"GET http://evil.test:{port}/two HTTP/1.1\r\n"
+                         f"Host: evil.test:{port}\r\n\r\n".encode())
+            sock.shutdown(socket.SHUT_WR)
+            rest = b"".join(iter(lambda: sock.recv(65536), b""))
+    assert b"hello from allowed.test /first" in plain and b"/second" not in plain
+    assert tunnel.startswith(b"HTTP/1.1 200 Connection established\r\n\r\nHTTP/1.1 200 ")
+    assert b"hello from allowed.test /first" in tunnel and b"/second" not in tunnel
+    assert b"/two" not in rest
+    report = proxy.report()
+    assert report["contacted"] == ["allowed.test", "evil.test"]
+    assert [(v["host"], v["rule"], v["method"], v["count"]) for v in report["violations"]] == [
+        ("evil.test", "allowed_domains", "GET", 2)]
+    assert [(m["host"], m["host_header"]) for m in report["host_mismatches"]] == [
+        ("allowed.test", "evil.test")]
+
+
+def test_a_request_body_is_forwarded_whole_and_nothing_after_it(keep_alive_origin: int) -> None:
+    port = keep_alive_origin
+    evil = f"GET http://evil.test:{port}/smuggled HTTP/1.1\r\nHost: evil.test:{port}\r\n\r\n"
+    with px.DomainProxy(dm.DomainPolicy(("allowed.test",)),
+                        px.local_hosts_from(LOCAL_HOSTS)) as proxy:
+        sized = exchange(proxy, f"POST http://allowed.test:{port}/sized HTTP/1.1\r\n"
+                                f"Content-Length: 5\r\n\r\nhello{evil}".encode())
+        chunked = exchange(proxy, f"POST http://allowed.test:{port}/chunked HTTP/1.1\r\n"
+                                  f"Transfer-Encoding: chunked\r\n\r\n"
+                                  f"3;x=y\r\nabc\r\n2\r\nde\r\n0\r\nTrailer: t\r\n\r\n"
+                                  f"{evil}".encode())
+        tunnelled = exchange(proxy, f"CONNECT allowed.test:{port} HTTP/1.1\r\n\r\n"
+                                    f"POST /in HTTP/1.1\r\nHost: allowed.test\r\n"
+                                    f"Transfer-Encoding: chunked\r\n\r\n"
+                                    f"2\r\nok\r\n0\r\n\r\n"
+                                    f"GET /smuggled HTTP/1.1\r\nHost: evil.test\r\n\r\n".encode())
+        # Framed two ways, a body could end where a server says and not where the proxy does.
+        both = exchange(proxy, f"POST http://allowed.test:{port}/both HTTP/1.1\r\n"
+                               f"Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
+                               f"0\r\n\r\n{evil}".encode())
+        bad_chunk = exchange(proxy, f"CONNECT allowed.test:{port} HTTP/1.1\r\n\r\n"
+                                    f"POST /in HTTP/1.1\r\nHost: allowed.test\r\n"
+                                    f"Transfer-Encoding: chunked\r\n\r\n"
+                                    f"2\nok\r\n0\r\n\r\n".encode())
+    assert sized.endswith(b"posted 'hello' to /sized\n")
+    assert chunked.endswith(b"posted 'abcde' to /chunked\n")
+    assert tunnelled.endswith(b"posted 'ok' to /in\n")
+    assert both.startswith(b"HTTP/1.1 400 ")
+    assert b"both Transfer-Encoding and Content-Length" in both
+    assert bad_chunk == b"HTTP/1.1 200 Connection established\r\n\r\n"
+    assert b"smuggled" not in sized + chunked + tunnelled
+    report = proxy.report()
+    assert [(v["host"], v["count"]) for v in report["violations"]] == [("evil.test", 2)]
+    assert [m["host_header"] for m in report["host_mismatches"]] == ["evil.test"]
+    assert report["malformed_requests"] == 2
+
+
+def test_a_tunnel_carries_tls_or_http_and_every_host_its_requests_name_is_judged(
+    keep_alive_origin: int
+) -> None:
+    port = keep_alive_origin
+    connect = f"CONNECT allowed.test:{port} HTTP/1.1\r\n\r\n"
+    established = b"HTTP/1.1 200 Connection established\r\n\r\n"
+    with px.DomainProxy(dm.DomainPolicy(("allowed.test",)),
+                        px.local_hosts_from(LOCAL_HOSTS)) as proxy:
+        answers = {name: exchange(proxy, (connect + inner).encode()) for name, inner in {
+            # Empty lines before a request, which a server skips, do not hide it.
+            "blank-lines": "\r\n\r\nGET /b HTTP/1.1\r\nHost: evil.test\r\n\r\n",
+            "absolute-target": "GET http://evil.test/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
+            "two-hosts": "GET / HTTP/1.1\r\nHost: allowed.test\r\nHost: evil.test\r\n\r\n",
+            "bare-cr": "GET / HTTP/1.1\r\nX-A: b\rHost: evil.test\r\nHost: allowed.test\r\n\r\n",
+            "http2": "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+            "nested-connect": "CONNECT evil.test:443 HTTP/1.1\r\n\r\n",
+            "not-http": "SSH-2.0-OpenSSH_9.6\r\n",
+            "same-host": "\r\nGET /s HTTP/1.1\r\nHost: Allowed.Test.\r\n\r\n",
+        }.items()}
+    for name in ("blank-lines", "absolute-target", "two-hosts"):
+        assert answers[name].startswith(established + b"HTTP/1.1 403 "), name
+    for name in ("bare-cr", "http2", "nested-connect", "not-http"):
+        assert answers[name].startswith(established + b"HTTP/1.1 400 "), name
+    assert answers["same-host"].endswith(b"hello from Allowed.Test. /s\n")
+    assert b"hello" not in b"".join(v for k, v in answers.items() if k != "same-host")
+    report = proxy.report()
+    assert [m["host_header"] for m in report["host_mismatches"]] == [
+        "evil.test", "evil.test", "allowed.test, evil.test"]
+    assert report["malformed_requests"] == 4
+
+
+def test_a_websocket_goes_through_a_tunnel_once_the_server_switches(
+    keep_alive_origin: int
+) -> None:
+    port = keep_alive_origin
+    connect = f"CONNECT allowed.test:{port} HTTP/1.1\r\n\r\n"
+    upgrade = "Host: allowed.test\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"
+    after = "GET /after HTTP/1.1\r\nHost: evil.test\r\n\r\n"
+    with px.DomainProxy(dm.DomainPolicy(("allowed.test",)),
+                        px.local_hosts_from(LOCAL_HOSTS)) as proxy:
+        switched = exchange(proxy, f"{connect}GET /ws HTTP/1.1\r\n{upgrade}{after}".encode())
+        # The server answers without switching: what follows is HTTP again, and judged.
+        declined = exchange(proxy, f"{connect}GET /nows HTTP/1.1\r\n{upgrade}{after}".encode())
+    assert b"HTTP/1.1 101 " in switched and switched.endswith(f"echo: {after}".encode())
+    assert declined.endswith(b"hello from allowed.test /nows\n")
+    assert proxy.report()["host_mismatches"] == [
+        {"host": "allowed.test", "port": port, "method": "CONNECT", "host_header": "evil.test"}]
 
 
 def test_stop_cuts_open_tunnels_and_joins_every_thread(origin: int) -> None:

@@ -8,13 +8,17 @@ socket that a relay inside the sandbox bridges to its loopback), announced to th
 through ``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY`` and their lower-case forms.  It
 
 * forwards absolute-form HTTP requests (``GET http://host:port/path HTTP/1.1``) and tunnels
-  ``CONNECT host:port`` byte for byte (TLS is never intercepted);
+  ``CONNECT host:port``: TLS byte for byte (never intercepted), plain HTTP/1.x request by
+  request;
+* forwards one request per connection (the server is asked to close after it); a later
+  request on the same connection is judged and recorded like the first, never forwarded;
 * records every host the trial asks for, lower-cased, without the port;
 * answers 403 to a host that a rule refuses, before resolving or connecting anywhere: one that
   matches ``disallowed_domains``, or, when ``allowed_domains`` is given, one that matches none
   of its entries;
-* answers 403 to a request whose Host header (or, in a tunnel, the Host header of a plain
-  HTTP request inside it) names another host than its target;
+* answers 403 to a request whose Host header (or, in a tunnel, the Host header or the
+  absolute target of a plain HTTP request inside it) names another host than its target, or
+  that has more than one Host header;
 * answers 400 to anything that is not a proxy request it understands, and never lets a
   client's bytes crash it.
 
@@ -45,12 +49,16 @@ from pytest_agentic_evals.expectations.domains import (
     rules_report,
 )
 from pytest_agentic_evals.expectations.proxy_requests import (
-    TOKEN,
+    HEAD_END,
+    MAX_HEAD_BYTES,
     BadRequest,
     ProxyRequest,
+    RequestFramer,
+    body_length,
     header_host,
-    host_header,
+    host_headers,
     parse_request_head,
+    parse_tunnelled_head,
 )
 
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY",
@@ -63,7 +71,6 @@ BYPASS_VARIABLES = ("NO_PROXY", "no_proxy")
 LOCAL_HOSTS_VARIABLE = "AGENTIC_EVALS_PROXY_HOSTS"
 
 MAX_RECORDED_HOSTS = 256
-MAX_HEAD_BYTES = 64 * 1024
 MAX_CONNECTIONS = 128
 IO_TIMEOUT_SECONDS = 30.0
 CONNECT_TIMEOUT_SECONDS = 10.0
@@ -71,6 +78,8 @@ STOP_TIMEOUT_SECONDS = 5.0
 LINGER_SECONDS = 1.0
 MAX_LINGER_BYTES = 1024 * 1024
 _CHUNK = 64 * 1024
+_STATUS_LINE_BYTES = 1024
+_SWITCHED = re.compile(rb"HTTP/1\.[01] 101[ \r\n]")
 
 
 
@@ -167,6 +176,50 @@ class _Record:
         with self.lock:
             if len(self.errors) < 20:
                 self.errors.append(message)
+
+
+class _Exchange:
+    """Where one request's way through the proxy stands (see ``DomainProxy._exchange``)."""
+
+    def __init__(self, client: socket.socket, server: socket.socket, framer: RequestFramer,
+                 tunnel: ProxyRequest | None) -> None:
+        self.client, self.server, self.framer, self.tunnel = client, server, framer, tunnel
+        self.selector: selectors.BaseSelector | None = None
+        self.sent = tunnel is None
+        """Whether the request's head went to the server."""
+        self.phase = "request"
+        """``request`` while it is forwarded, then ``later`` (what follows is only judged),
+        or ``upgrading`` between a WebSocket upgrade and the server's answer to it."""
+        self.websocket = False
+        self.answer = b""
+        self.client_open = self.server_open = True
+        self.linger_until: float | None = None
+        self.lingered = 0
+
+    def register(self, sock: socket.socket) -> None:
+        assert self.selector is not None
+        self.selector.register(sock, selectors.EVENT_READ)
+
+    def unregister(self, sock: socket.socket) -> None:
+        assert self.selector is not None
+        with contextlib.suppress(KeyError):
+            self.selector.unregister(sock)
+
+    def client_closed(self) -> None:
+        """The client is done sending: the server is told."""
+        self.client_open = False
+        self.unregister(self.client)
+        if self.server_open:
+            self.server.shutdown(socket.SHUT_WR)
+
+    def server_closed(self) -> None:
+        """The server is done: the client is told, and what it still sends is read (and
+        judged) for a while, so that closing does not reset the answer before it is read."""
+        self.server_open = False
+        self.unregister(self.server)
+        self.client.shutdown(socket.SHUT_WR)
+        if self.client_open:
+            self.linger_until = time.monotonic() + LINGER_SECONDS
 
 
 def _reply(
@@ -395,17 +448,18 @@ class DomainProxy:
             self._record.bad_request()
             _reply(client, 400, "Bad Request", str(exc))
             return
-        named = host_header(request.headers)
-        if named is not None and header_host(named) != request.host:
-            self._refuse_mismatch(client, request, named)
+        refusal = self._judge(request)
+        if refusal is not None:
+            _reply(client, 403, "Forbidden", refusal)
             return
-        decision = self.policy.decide(request.host)
-        self._record.request(request, decision)
-        if not decision.allowed:
-            why = (f"matches disallowed_domains entry {decision.entry}"
-                   if decision.rule == "disallowed_domains" else "not in allowed_domains")
-            _reply(client, 403, "Forbidden", f"{request.host} refused ({why})")
-            return
+        length = 0
+        if request.method != "CONNECT":
+            try:
+                length = body_length(request.version, request.headers)
+            except BadRequest as exc:
+                self._record.bad_request()
+                _reply(client, 400, "Bad Request", str(exc))
+                return
         try:
             server = self._connect(request.host, request.port)
         except OSError as exc:
@@ -415,23 +469,173 @@ class DomainProxy:
         upstream.append(server)
         if request.method == "CONNECT":
             client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
-            inner = _inner_host(client, server, rest)
-            if inner is not None and inner[0] is not None \
-                    and header_host(inner[0]) != request.host:
-                self._refuse_mismatch(client, request, inner[0])
-                return
-            _relay(client, server, inner[1] if inner is not None else rest)
+            self._tunnel(client, server, request, rest)
         else:
             server.sendall(request.forwarded_head())
-            _relay(client, server, rest)
+            self._exchange(client, server, RequestFramer(length), rest, None)
 
-    def _refuse_mismatch(self, client: socket.socket, request: ProxyRequest,
-                         named: str) -> None:
-        """A request whose Host header names another host than its target: refused, as a
-        server behind an allowed address may serve the other host too."""
+    def _judge(self, request: ProxyRequest) -> str | None:
+        """Judge a proxy request by its Host header and the rules, and record it; the reason
+        it is refused, or None when it may go."""
+        named = host_headers(request.headers)
+        if len(named) > 1 or (named and header_host(named[0]) != request.host):
+            return self._mismatch(request, ", ".join(named))
+        decision = self.policy.decide(request.host)
+        self._record.request(request, decision)
+        if decision.allowed:
+            return None
+        why = (f"matches disallowed_domains entry {decision.entry}"
+               if decision.rule == "disallowed_domains" else "not in allowed_domains")
+        return f"{request.host} refused ({why})"
+
+    def _judge_tunnelled(self, tunnel: ProxyRequest, inner: ProxyRequest) -> str | None:
+        """Judge a request sent through the tunnel ``tunnel``: every host it names (its
+        target's, its Host header's) must be the tunnel's. The reason it is refused, or None."""
+        named = host_headers(inner.headers)
+        if len(named) > 1 or any(header_host(value) != tunnel.host for value in named):
+            return self._mismatch(tunnel, ", ".join(named))
+        if inner.host and inner.host != tunnel.host:
+            return self._mismatch(tunnel, inner.host)
+        return None
+
+    def _judge_later(self, head: bytes, tunnel: ProxyRequest | None) -> None:
+        """A request that came after the first one on a connection: judged and recorded like
+        it, never forwarded (a connection carries one request)."""
+        try:
+            request = parse_tunnelled_head(head) if tunnel else parse_request_head(head)
+        except BadRequest:
+            self._record.bad_request()
+            return
+        if tunnel is None:
+            self._judge(request)
+        else:
+            self._judge_tunnelled(tunnel, request)
+
+    def _mismatch(self, request: ProxyRequest, named: str) -> str:
+        """A request whose Host header (or target, in a tunnel) names another host than its
+        target: refused, as a server behind an allowed address may serve the other host too."""
         self._record.mismatch(request, named)
-        _reply(client, 403, "Forbidden", f"request for {request.host} says Host: "
-                                         f"{named[:100]}; refused")
+        return f"request for {request.host} says Host: {named[:100]}; refused"
+
+    def _tunnel(self, client: socket.socket, server: socket.socket, request: ProxyRequest,
+                pending: bytes) -> None:
+        """Carry a CONNECT tunnel: TLS byte for byte (its Host header is not visible), a
+        protocol in which the server speaks first byte for byte, and anything else as plain
+        HTTP/1.x, judged request by request."""
+        if not pending:
+            with selectors.DefaultSelector() as selector:
+                selector.register(client, selectors.EVENT_READ)
+                selector.register(server, selectors.EVENT_READ)
+                ready = [key.fileobj for key, _ in selector.select(IO_TIMEOUT_SECONDS)]
+            if client not in ready:
+                if server in ready:
+                    _relay(client, server, b"")
+                return
+            pending = client.recv(_CHUNK)
+            if not pending:  # the client left without a word
+                return
+        if pending[:1] == b"\x16":  # a TLS record: a handshake
+            _relay(client, server, pending)
+            return
+        self._exchange(client, server, RequestFramer(), pending, request)
+
+    def _exchange(self, client: socket.socket, server: socket.socket, framer: RequestFramer,
+                  pending: bytes, tunnel: ProxyRequest | None) -> None:
+        """One request from ``client`` to ``server``, and the server's answer back.
+
+        For a forwarded request, ``framer`` starts in its body (its head went already); in a
+        tunnel, at the head of the first request, which is judged before it goes. Whatever
+        comes after that request is never forwarded: later requests are judged and recorded
+        (a refused one fails the trial like any other), and the connection ends when the
+        server has answered. A WebSocket upgrade that the server accepts carries on byte for
+        byte."""
+        exchange = _Exchange(client, server, framer, tunnel)
+        with selectors.DefaultSelector() as selector:
+            exchange.selector = selector
+            selector.register(client, selectors.EVENT_READ)
+            selector.register(server, selectors.EVENT_READ)
+            if not self._from_client(exchange, pending):
+                return
+            while exchange.client_open or exchange.server_open:
+                timeout = None
+                if exchange.linger_until is not None:
+                    timeout = exchange.linger_until - time.monotonic()
+                    if timeout <= 0:
+                        return
+                for key, _ in selector.select(timeout):
+                    if key.fileobj is server:
+                        if not self._from_server(exchange):
+                            return
+                        continue
+                    data = client.recv(_CHUNK)
+                    if not data:
+                        exchange.client_closed()
+                    elif not self._from_client(exchange, data):
+                        return
+
+    def _from_client(self, exchange: _Exchange, data: bytes) -> bool:
+        """Frame what the client sent; False when the connection ends here."""
+        if exchange.linger_until is not None:
+            exchange.lingered += len(data)
+            if exchange.lingered > MAX_LINGER_BYTES:
+                return False
+        for kind, chunk in exchange.framer.feed(data):
+            if exchange.phase == "later":
+                if kind == "head":
+                    self._judge_later(chunk, exchange.tunnel)
+                elif kind == "bad":
+                    self._record.bad_request()
+                continue
+            if kind == "bad":
+                self._record.bad_request()
+                if not exchange.sent:
+                    _reply(exchange.client, 400, "Bad Request", exchange.framer.error or "")
+                return False
+            if kind == "head":  # the first request of a tunnel
+                assert exchange.tunnel is not None
+                try:
+                    inner = parse_tunnelled_head(chunk)
+                except BadRequest as exc:
+                    self._record.bad_request()
+                    _reply(exchange.client, 400, "Bad Request", str(exc))
+                    return False
+                refusal = self._judge_tunnelled(exchange.tunnel, inner)
+                if refusal is not None:
+                    _reply(exchange.client, 403, "Forbidden", refusal)
+                    return False
+                exchange.websocket = exchange.framer.hold = inner.upgrades_to_websocket()
+                exchange.server.sendall(inner.tunnelled_head())
+                exchange.sent = True
+            elif kind == "body":
+                exchange.server.sendall(chunk)
+            elif exchange.websocket:  # its end: what follows waits for the server's answer
+                exchange.phase = "upgrading"
+                exchange.unregister(exchange.client)
+            else:
+                exchange.phase = "later"
+        return True
+
+    def _from_server(self, exchange: _Exchange) -> bool:
+        """Pass on what the server sent; False when the connection ends here."""
+        data = exchange.server.recv(_CHUNK)
+        if data:
+            exchange.client.sendall(data)
+        else:
+            exchange.server_closed()
+        if exchange.phase != "upgrading":
+            return True
+        exchange.answer += data
+        if data and b"\n" not in exchange.answer and len(exchange.answer) < _STATUS_LINE_BYTES:
+            return True
+        if data and _SWITCHED.match(exchange.answer):  # a WebSocket from now on
+            _relay(exchange.client, exchange.server, exchange.framer.take())
+            return False
+        # Not switched: what the client sent after its request is judged, never forwarded.
+        exchange.phase = "later"
+        exchange.framer.hold = exchange.framer.held = False
+        if exchange.client_open:
+            exchange.register(exchange.client)
+        return self._from_client(exchange, b"")
 
     def _connect(self, host: str, port: int) -> socket.socket:
         address = host
@@ -454,65 +658,14 @@ class DomainProxy:
         return server
 
 
-def _inner_host(client: socket.socket, server: socket.socket,
-                pending: bytes) -> tuple[str | None, bytes] | None:
-    """The Host header of a plain HTTP request sent through a tunnel, and every byte read so
-    far; None when the tunnel carries something else (TLS: its Host header is not visible)."""
-    buffer = pending
-    if not buffer:
-        # A protocol in which the server speaks first is not HTTP: left alone.
-        with selectors.DefaultSelector() as selector:
-            selector.register(client, selectors.EVENT_READ)
-            selector.register(server, selectors.EVENT_READ)
-            ready = [key.fileobj for key, _ in selector.select(IO_TIMEOUT_SECONDS)]
-        if client not in ready:
-            return None
-        try:
-            buffer = client.recv(_CHUNK)
-        except OSError:
-            return None
-        if not buffer:
-            return None
-    if not TOKEN.match(buffer.decode("latin-1")[:16]) or buffer[:1] == b"\x16":
-        return None
-    head, rest = _read_more(client, buffer)
-    if head is None:
-        return None, rest
-    try:
-        request_headers = parse_request_head(b"GET http://x/ HTTP/1.1\r\n"
-                                             + head.partition(b"\n")[2]).headers
-    except BadRequest:
-        return None, head + b"\r\n\r\n" + rest
-    return host_header(request_headers), head + b"\r\n\r\n" + rest
-
-
-def _read_more(sock: socket.socket, buffer: bytes) -> tuple[bytes | None, bytes]:
-    """Like :func:`_read_head`, starting from bytes already read."""
-    while True:
-        end = buffer.find(b"\r\n\r\n")
-        if end >= 0:
-            return buffer[:end], buffer[end + 4:]
-        if len(buffer) > MAX_HEAD_BYTES:
-            return None, buffer
-        try:
-            chunk = sock.recv(_CHUNK)
-        except OSError:
-            return None, buffer
-        if not chunk:
-            return None, buffer
-        buffer += chunk
-
-
 def _read_head(sock: socket.socket) -> tuple[bytes | None, bytes]:
     """(head, bytes after it), or (None, what was read) when no complete head arrived."""
     buffer = b""
     while True:
         # A head ends at the first empty line, whichever line ending the client uses.
-        ends = [(end, len(separator)) for separator in (b"\r\n\r\n", b"\n\n")
-                if (end := buffer.find(separator)) >= 0]
-        if ends:
-            end, size = min(ends)
-            return buffer[:end], buffer[end + size:]
+        end = HEAD_END.search(buffer)
+        if end is not None:
+            return buffer[:end.start()], buffer[end.end():]
         if len(buffer) > MAX_HEAD_BYTES:
             return None, buffer
         try:

@@ -1,12 +1,16 @@
-"""What the domain proxy reads from a client: a proxy request's head, and the host it names.
+"""What the domain proxy reads from a client: request heads, the host they name, and where
+each request of a connection ends.
 
 Parsed strictly and never trusted: every byte decodes (as Latin-1), and anything that is not a
-request the proxy understands raises ``BadRequest``, which the proxy answers with 400.
+request the proxy understands raises ``BadRequest``, which the proxy answers with 400. Where a
+server could read a request differently from the proxy (a bare CR, a second Host header, a
+body framed two ways), the request is refused rather than guessed at.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -14,11 +18,25 @@ from pytest_agentic_evals.expectations.domains import normalise_host
 
 # An HTTP token: a method, or a header's name.
 TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+# Where a head ends: the first empty line, whichever line ending (a server may take a bare LF).
+HEAD_END = re.compile(rb"\r?\n\r?\n")
+MAX_HEAD_BYTES = 64 * 1024
+CHUNKED = -1
+"""The body length of a request whose body is in chunked coding."""
 _VERSION = re.compile(r"HTTP/\d\.\d")
+# Characters no request line or header may hold: controls (a bare CR among them, which some
+# servers take for a line end) other than the tab.
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 _HOP_BY_HOP = frozenset({
     "connection", "proxy-connection", "keep-alive", "proxy-authenticate",
     "proxy-authorization", "te", "trailer", "upgrade",
 })
+# Dropped from a request sent through a tunnel: the proxy says itself how the connection goes.
+_TUNNEL_CONNECTION = frozenset({"connection", "proxy-connection", "keep-alive"})
+_CHUNK_SIZE = re.compile(rb"([0-9A-Fa-f]{1,8})(?:;[\t\x20-\x7e]*)?\r\n")
+_TRAILER = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+:[\t\x20-\x7e\x80-\xff]*\r\n")
+_BLANK_LINES = re.compile(rb"(?:\r?\n)+")
+_MAX_LINE = 4096
 
 
 class BadRequest(Exception):
@@ -29,10 +47,13 @@ class BadRequest(Exception):
 class ProxyRequest:
     method: str
     host: str
+    """The host the request's target names; empty for a request through a tunnel whose
+    target is a path (its host is the tunnel's)."""
     port: int
     version: str
     path: str
-    """For a forwarded request, the origin-form target sent upstream; empty for CONNECT."""
+    """For a forwarded request, the origin-form target sent upstream; empty for CONNECT; the
+    target as sent for a request through a tunnel."""
     headers: tuple[tuple[str, str], ...]
 
     def forwarded_head(self) -> bytes:
@@ -51,28 +72,59 @@ class ProxyRequest:
         lines.append("Connection: close")
         return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
+    def upgrades_to_websocket(self) -> bool:
+        """Whether this request asks to switch its connection to a WebSocket."""
+        asked = [value.strip().lower() for name, value in self.headers
+                 if name.lower() == "upgrade"]
+        return self.method == "GET" and asked == ["websocket"]
 
-def parse_request_head(head: bytes) -> ProxyRequest:
-    """Parse a proxy request's head (request line and headers); raise BadRequest."""
+    def tunnelled_head(self) -> bytes:
+        """The request as sent through a tunnel: the connection closes after its answer (or,
+        for a WebSocket, once it has switched protocols), and no other upgrade is asked for."""
+        websocket = self.upgrades_to_websocket()
+        lines = [f"{self.method} {self.path} {self.version}"]
+        for name, value in self.headers:
+            lowered = name.lower()
+            if lowered in _TUNNEL_CONNECTION or (
+                    not websocket and lowered in ("upgrade", "http2-settings")):
+                continue
+            lines.append(f"{name}: {value}")
+        lines.append("Connection: Upgrade" if websocket else "Connection: close")
+        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
+def split_head(head: bytes) -> tuple[str, str, str, tuple[tuple[str, str], ...]]:
+    """A request head's method, target, version and headers; raise BadRequest."""
     text = head.decode("latin-1")  # every byte decodes: garbage is judged below, never a crash
-    lines = text.replace("\r\n", "\n").split("\n")
+    lines = re.split(r"\r?\n", text)
     while lines and not lines[-1]:
         lines.pop()
     if not lines:
         raise BadRequest("empty request")
-    parts = lines[0].split(" ")
-    if len(parts) != 3 or not TOKEN.fullmatch(parts[0]) or not _VERSION.fullmatch(parts[2]):
-        raise BadRequest(f"malformed request line {lines[0][:100]!r}")
-    method, target, version = parts
+    parts = _request_line(lines[0])
     headers = []
     for line in lines[1:]:
         name, sep, value = line.partition(":")
-        if not sep or not TOKEN.fullmatch(name):
+        if not sep or not TOKEN.fullmatch(name) or _CONTROL.search(value):
             raise BadRequest(f"malformed header line {line[:100]!r}")
-        headers.append((name, value.strip()))
+        headers.append((name, value.strip(" \t")))
+    return parts[0], parts[1], parts[2], tuple(headers)
+
+
+def _request_line(line: str) -> list[str]:
+    parts = line.split(" ")
+    if len(parts) != 3 or not TOKEN.fullmatch(parts[0]) or not _VERSION.fullmatch(parts[2]) \
+            or _CONTROL.search(parts[1]):
+        raise BadRequest(f"malformed request line {line[:100]!r}")
+    return parts
+
+
+def parse_request_head(head: bytes) -> ProxyRequest:
+    """Parse a proxy request's head (request line and headers); raise BadRequest."""
+    method, target, version, headers = split_head(head)
     if method.upper() == "CONNECT":
         host, port = _authority(target)
-        return ProxyRequest("CONNECT", host, port, version, "", tuple(headers))
+        return ProxyRequest("CONNECT", host, port, version, "", headers)
     if target.startswith("/"):
         raise BadRequest("not a proxy request: the target must be an absolute http:// URL")
     try:
@@ -89,7 +141,31 @@ def parse_request_head(head: bytes) -> ProxyRequest:
     path = url.path or "/"
     if url.query:
         path += "?" + url.query
-    return ProxyRequest(method, found, port, version, path, tuple(headers))
+    return ProxyRequest(method, found, port, version, path, headers)
+
+
+def parse_tunnelled_head(head: bytes) -> ProxyRequest:
+    """Parse the head of a plain HTTP/1.x request sent through a tunnel; raise BadRequest.
+
+    Its ``host`` is the one its target names when the target is an absolute URL, else empty.
+    """
+    method, target, version, headers = split_head(head)
+    if version not in ("HTTP/1.0", "HTTP/1.1"):
+        raise BadRequest(f"only HTTP/1.0 and HTTP/1.1 requests go through a tunnel that is "
+                         f"not TLS, got {version!r}")
+    if method.upper() == "CONNECT":
+        raise BadRequest("a CONNECT inside a tunnel is not forwarded")
+    if target.startswith("/") or target == "*":
+        return ProxyRequest(method, "", 0, version, target, headers)
+    try:
+        url = urlsplit(target)
+        port = url.port or 0
+    except ValueError as exc:
+        raise BadRequest(f"malformed URL {target[:100]!r}: {exc}") from None
+    found = normalise_host(url.hostname or "") if url.scheme and url.netloc else None
+    if found is None:
+        raise BadRequest(f"no valid host in {target[:100]!r}")
+    return ProxyRequest(method, found, port, version, target, headers)
 
 
 def _authority(target: str) -> tuple[str, int]:
@@ -104,11 +180,14 @@ def _authority(target: str) -> tuple[str, int]:
     return host, int(port_text)
 
 
+def host_headers(headers: tuple[tuple[str, str], ...]) -> list[str]:
+    """Every Host header's value, in order."""
+    return [value for name, value in headers if name.lower() == "host"]
+
+
 def host_header(headers: tuple[tuple[str, str], ...]) -> str | None:
-    for name, value in headers:
-        if name.lower() == "host":
-            return value
-    return None
+    found = host_headers(headers)
+    return found[0] if found else None
 
 
 def header_host(value: str) -> str | None:
@@ -119,3 +198,149 @@ def header_host(value: str) -> str | None:
     if value.count(":") == 1:
         value = value.partition(":")[0]
     return normalise_host(value)
+
+
+def body_length(version: str, headers: tuple[tuple[str, str], ...]) -> int:
+    """How many bytes of body follow a request's head, or CHUNKED; raise BadRequest when a
+    server could read it otherwise (both framings, several lengths, a coding that does not
+    end in chunked, chunked coding in HTTP/1.0)."""
+    codings = [coding.strip().lower() for name, value in headers
+               if name.lower() == "transfer-encoding" for coding in value.split(",")]
+    lengths = [value for name, value in headers if name.lower() == "content-length"]
+    if codings:
+        if lengths:
+            raise BadRequest("a request framed by both Transfer-Encoding and Content-Length")
+        if codings[-1] != "chunked" or codings.count("chunked") != 1 or version == "HTTP/1.0":
+            raise BadRequest(f"unsupported Transfer-Encoding {', '.join(codings)[:100]!r}")
+        return CHUNKED
+    if not lengths:
+        return 0
+    if len(lengths) > 1 or not re.fullmatch(r"[0-9]{1,18}", lengths[0]):
+        raise BadRequest(f"malformed Content-Length {', '.join(lengths)[:100]!r}")
+    return int(lengths[0])
+
+
+class RequestFramer:
+    """Where each request of a client's byte stream begins and ends: its head, then its body
+    by Content-Length or chunked coding, then the next one.
+
+    ``feed`` yields ``("head", bytes)``, ``("body", bytes)``, ``("end", b"")`` for each
+    request, and ``("bad", b"")`` once, when the stream stops being requests it can frame
+    (``error`` says why; nothing more is read then). Empty lines before a head are dropped.
+    With ``hold`` set, it stops after the next ``end`` and keeps the bytes that follow, for
+    ``take``.
+    """
+
+    def __init__(self, body: int | None = None) -> None:
+        """Start at a head, or (``body``: a length or CHUNKED) in the body of a request whose
+        head was read already."""
+        self._buffer = b""
+        self._state = "head"
+        self._remaining = 0
+        self.hold = False
+        self.held = False
+        self.error: str | None = None
+        if body is not None:
+            self._start_body(body)
+
+    def _start_body(self, length: int) -> None:
+        if length == CHUNKED:
+            self._state = "size"
+        elif length:
+            self._state, self._remaining = "length", length
+        else:
+            self._state = "end"
+
+    def take(self) -> bytes:
+        """The bytes read and not framed yet."""
+        data, self._buffer = self._buffer, b""
+        return data
+
+    def feed(self, data: bytes) -> Iterator[tuple[str, bytes]]:
+        self._buffer += data
+        while self.error is None and not self.held:
+            try:
+                event = self._step()
+            except BadRequest as exc:
+                self.error = str(exc)
+                self._buffer = b""
+                yield "bad", b""
+                return
+            if event is None:
+                return
+            yield event
+            if event[0] == "end" and self.hold:
+                self.held = True
+
+    def _step(self) -> tuple[str, bytes] | None:
+        """The next event, or None until more bytes come."""
+        state, buffer = self._state, self._buffer
+        if state == "end":
+            self._state = "head"
+            return "end", b""
+        if state == "head":
+            blank = _BLANK_LINES.match(buffer)
+            if blank is not None:
+                self._buffer = buffer = buffer[blank.end():]
+            match = HEAD_END.search(buffer)
+            if match is None:
+                # What is not HTTP is told by its first line, without waiting for more.
+                first = buffer.find(b"\n")
+                if first >= 0:
+                    _request_line(buffer[:first].decode("latin-1").removesuffix("\r"))
+                if len(buffer) > MAX_HEAD_BYTES:
+                    raise BadRequest("oversized request head")
+                return None
+            head, self._buffer = buffer[:match.end()], buffer[match.end():]
+            _, _, version, headers = split_head(head)
+            self._start_body(body_length(version, headers))
+            return "head", head
+        if state == "length":
+            if not buffer:
+                return None
+            piece = buffer[:self._remaining]
+            self._buffer = buffer[len(piece):]
+            self._remaining -= len(piece)
+            if not self._remaining:
+                self._state = "end"
+            return "body", piece
+        if state == "data":
+            if not buffer:
+                return None
+            piece = buffer[:self._remaining]
+            self._buffer = buffer[len(piece):]
+            self._remaining -= len(piece)
+            if not self._remaining:
+                self._state = "data-end"
+            return "body", piece
+        if state == "data-end":
+            if len(buffer) < 2:
+                return None
+            if buffer[:2] != b"\r\n":
+                raise BadRequest("malformed chunked body: a chunk does not end in CRLF")
+            self._buffer, self._state = buffer[2:], "size"
+            return "body", b"\r\n"
+        line = self._line()
+        if line is None:
+            return None
+        if state == "size":
+            size = _CHUNK_SIZE.fullmatch(line)
+            if size is None:
+                raise BadRequest(f"malformed chunk size line {line[:40]!r}")
+            self._remaining = int(size.group(1), 16)
+            self._state = "data" if self._remaining else "trailer"
+            return "body", line
+        if line == b"\r\n":  # the trailer section ends
+            self._state = "end"
+        elif not _TRAILER.fullmatch(line):
+            raise BadRequest(f"malformed trailer line {line[:40]!r}")
+        return "body", line
+
+    def _line(self) -> bytes | None:
+        end = self._buffer.find(b"\n")
+        if end < 0:
+            if len(self._buffer) > _MAX_LINE:
+                raise BadRequest("oversized line in a chunked body")
+            return None
+        line, self._buffer = self._buffer[:end + 1], self._buffer[end + 1:]
+        return line
