@@ -9,6 +9,7 @@ Refused hosts are never resolved at all.
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import json
 import shutil
@@ -325,9 +326,13 @@ class _KeepAlive(http.server.BaseHTTPRequestHandler):
         pass
 
 
-@pytest.fixture
-def keep_alive_origin() -> Iterator[int]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _KeepAlive)
+@contextlib.contextmanager
+def listening(address: str = "127.0.0.1") -> Iterator[int]:
+    """A keep-alive origin on ``address`` (a free port, yielded)."""
+    class Server(http.server.ThreadingHTTPServer):
+        address_family = socket.AF_INET6 if ":" in address else socket.AF_INET
+
+    server = Server((address, 0), _KeepAlive)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -336,6 +341,12 @@ def keep_alive_origin() -> Iterator[int]:
         server.shutdown()
         server.server_close()
         thread.join(5)
+
+
+@pytest.fixture
+def keep_alive_origin() -> Iterator[int]:
+    with listening() as port:
+        yield port
 
 
 def test_every_request_on_a_connection_is_judged(keep_alive_origin: int) -> None:
@@ -458,6 +469,59 @@ def test_a_websocket_goes_through_a_tunnel_once_the_server_switches(
     assert declined.endswith(b"hello from allowed.test /nows\n")
     assert proxy.report()["host_mismatches"] == [
         {"host": "allowed.test", "port": port, "method": "CONNECT", "host_header": "evil.test"}]
+
+
+def own_address() -> str | None:
+    """This machine's address on the way out (a UDP socket's route: nothing is sent)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("203.0.113.1", 9))
+        except OSError:
+            return None
+        address: str = probe.getsockname()[0]
+    return address
+
+
+def test_the_machine_running_the_evaluation_is_refused_unless_a_rule_names_it() -> None:
+    """Names resolve through the system here, as in a real run: no AGENTIC_EVALS_PROXY_HOSTS."""
+    with listening("0.0.0.0") as port, listening("::1") as port6:
+        asked = [f"127.0.0.1:{port}", f"127.1:{port}", f"[::ffff:127.0.0.1]:{port}",
+                 f"localhost:{port}", f"0.0.0.0:{port}", f"[::1]:{port6}",
+                 f"{socket.gethostname()}:{port}", f"169.254.169.254:{port}",
+                 f"[fe80::1]:{port}"]
+        mine = own_address()
+        if mine is not None:
+            asked.append(f"{mine}:{port}")
+        with px.DomainProxy(dm.DomainPolicy(None), None) as everything:
+            answers = [exchange(everything, f"GET http://{target}/x HTTP/1.1\r\n\r\n".encode())
+                       + exchange(everything, f"CONNECT {target} HTTP/1.1\r\n\r\n".encode())
+                       for target in asked]
+        with px.DomainProxy(dm.DomainPolicy(None, ("evil.test",)), None) as rules:
+            ruled = exchange(rules, f"GET http://127.0.0.1:{port}/x HTTP/1.1\r\n\r\n".encode())
+        with px.DomainProxy(dm.DomainPolicy(("127.0.0.1", "localhost", "::1")),
+                            None) as named:
+            reached = [exchange(named, f"GET http://{target}/named HTTP/1.1\r\n\r\n".encode())
+                       for target in (f"127.0.0.1:{port}", f"localhost:{port}",
+                                      f"[::1]:{port6}")]
+    for target, answer in zip(asked, answers, strict=True):
+        assert answer.startswith(b"HTTP/1.1 403 ") and b"hello" not in answer, (target, answer)
+        assert answer.count(b"HTTP/1.1 403 ") == 2, (target, answer)
+    assert b"127.0.0.1 is a loopback address" in answers[0]
+    assert ruled.startswith(b"HTTP/1.1 403 ") and b"hello" not in ruled
+    assert all(b"hello from " in answer and answer.endswith(b" /named\n") for answer in reached)
+    report = everything.report()
+    assert {v["rule"] for v in report["violations"]} == {"local_address"}
+    assert report["refused"] == report["requests"] == 2 * len(asked)
+    assert [v["host"] for v in report["violations"]] == report["contacted"]
+    assert {v["entry"] for v in report["violations"]} >= {
+        "127.0.0.1", "0.0.0.0", "::1", "169.254.169.254", "fe80::1"}
+    assert rules.report()["violations"] == [
+        {"host": "127.0.0.1", "port": port, "method": "GET", "rule": "local_address",
+         "entry": "127.0.0.1", "count": 1}]
+    assert check({"disallowed_domains": ["evil.test"]}, rules.report()) == [
+        "disallowed_domains: contacted 127.0.0.1, a loopback address of the machine running "
+        "the evaluation (127.0.0.1); the proxy refused it"]
+    assert named.report()["violations"] == []
 
 
 def test_stop_cuts_open_tunnels_and_joins_every_thread(origin: int) -> None:

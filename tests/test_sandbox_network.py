@@ -116,6 +116,12 @@ def network_cases(port: int) -> list[dict[str, Any]]:
              {"stdout_contains": ["cut off"]}, network="none", **allowed),
         case("host-keeps-the-host-network", curl("--noproxy", "*", here),
              {"stdout_contains": ["hello from 127.0.0.1"]}, network="host", **allowed),
+        # Without rules every host is allowed, but not the machine running the evaluation:
+        # the proxy runs there, and its loopback is not the trial's.
+        case("no-rules-host-loopback",
+             ["bash", "-c", f"{' '.join(curl())} {here}; "
+                            f"{' '.join(curl())} http://localhost:{port}/"],
+             {"stdout_contains": ["hello from"]}),
         case("off-is-not-enforced", curl(f"http://allowed.test:{port}/"),
              {"stdout_contains": ["hello from allowed.test"]}, sandbox="off", **allowed),
     ]
@@ -185,6 +191,15 @@ def test_network_modes_through_the_plugin(
                                       "network": "host"}
         assert trial["domains"]["enforced"] is False
         assert trial["domains"]["reason"].startswith("network host:")
+
+    assert outcomes("no-rules-host-loopback") == {"FAIL"}
+    for trial in trials("no-rules-host-loopback"):
+        said = trial["stdout"]["head"]
+        assert "hello" not in said and said.count("is a loopback address") == 2, said
+        assert trial["domains"]["allowed"] is None and trial["domains"]["enforced"]
+        assert [(v["host"], v["rule"]) for v in trial["domains"]["violations"]] == [
+            ("127.0.0.1", "local_address"), ("localhost", "local_address")]
+        assert trial["domains"]["violations"][1]["entry"] in ("127.0.0.1", "::1")
 
     assert outcomes("off-is-not-enforced") == {"PASS"}
     for trial in trials("off-is-not-enforced"):

@@ -31,6 +31,9 @@ from typing import Any
 from pytest_agentic_evals.expectations.observation import Observation
 
 RULE_KEYS = ("allowed_domains", "disallowed_domains")
+LOCAL_RULE = "local_address"
+"""The rule of a refusal for a destination on the machine running the evaluation."""
+OWN_ADDRESS = "an address of the machine running the evaluation"
 FAILURE_PREFIXES = tuple(f"{key}:" for key in RULE_KEYS)
 
 NOTE = ("only requests sent through the proxy are seen: a client that ignores HTTP_PROXY, "
@@ -76,6 +79,30 @@ def ip_text(text: str) -> str | None:
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         return str(address.ipv4_mapped)
     return str(address)
+
+
+def local_kind(address: str) -> str | None:
+    """What puts an IP address on the machine running the evaluation, by its range: a
+    loopback, link-local or unspecified address (an IPv4 address however IPv6 embeds it);
+    None for any other (which may still be one of the machine's own: the proxy asks its
+    routes)."""
+    try:
+        ip: ipaddress.IPv4Address | ipaddress.IPv6Address = ipaddress.ip_address(
+            address.partition("%")[0])
+    except ValueError:
+        return None
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            ip = ip.ipv4_mapped
+        elif 1 < int(ip) < 2**32:  # IPv4-compatible (::127.0.0.1), deprecated
+            ip = ipaddress.IPv4Address(int(ip))
+    if ip.is_loopback:
+        return "a loopback address of the machine running the evaluation"
+    if ip.is_unspecified or ip in ipaddress.IPv4Network("0.0.0.0/8"):
+        return "an unspecified address, which reaches the machine running the evaluation"
+    if ip.is_link_local:
+        return "a link-local address, on the link of the machine running the evaluation"
+    return None
 
 
 def idna_host(host: str) -> str | None:
@@ -145,6 +172,12 @@ class DomainPolicy:
             allowed=None if allowed is None else tuple(normalise_entry(e) for e in allowed),
             disallowed=tuple(normalise_entry(e) for e in expected.get("disallowed_domains", ())),
         )
+
+    def names(self, host: str) -> bool:
+        """Whether ``allowed_domains`` has an entry that is this very host (not a parent
+        domain of it, nor a wildcard): what lets the proxy reach the machine running the
+        evaluation, which it otherwise never connects to."""
+        return self.allowed is not None and host in self.allowed
 
     def decide(self, host: str) -> Decision:
         for entry in self.disallowed:
@@ -226,6 +259,11 @@ def _refusals(rule: str, observation: Observation) -> list[str]:
     if omitted and rule == reporter:
         failures.append(f"{rule}: {omitted} more refused host(s), not listed")
     if rule == reporter:
+        for violation in record.get("violations", ()):
+            if violation["rule"] == LOCAL_RULE:
+                failures.append(f"{rule}: contacted {violation['host']}, "
+                                f"{local_kind(violation['entry']) or OWN_ADDRESS} "
+                                f"({violation['entry']}); the proxy refused it")
         for mismatch in record.get("host_mismatches", ()):
             failures.append(f"{rule}: a request for {mismatch['host']} said Host: "
                             f"{mismatch['host_header']!r}; the proxy refused it")

@@ -16,6 +16,9 @@ through ``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY`` and their lower-case form
 * answers 403 to a host that a rule refuses, before resolving or connecting anywhere: one that
   matches ``disallowed_domains``, or, when ``allowed_domains`` is given, one that matches none
   of its entries;
+* answers 403 to a host that is, or resolves to, an address of the machine running the
+  evaluation (loopback, link-local, unspecified, or one of its own), unless
+  ``allowed_domains`` names that very host, and connects only to the addresses it judged;
 * answers 403 to a request whose Host header (or, in a tunnel, the Host header or the
   absolute target of a plain HTTP request inside it) names another host than its target, or
   that has more than one Host header;
@@ -41,10 +44,13 @@ from typing import Any
 from pytest_agentic_evals.execution.relay import pump
 from pytest_agentic_evals.expectations.domains import (
     ENFORCED_NOTE,
+    LOCAL_RULE,
     NOTE,
+    OWN_ADDRESS,
     Decision,
     DomainPolicy,
     ip_text,
+    local_kind,
     normalise_host,
     rules_report,
 )
@@ -146,8 +152,12 @@ class _Record:
                     self.contacted[request.host] = None
                 else:
                     self.hosts_not_listed += 1
-            if decision.allowed:
-                return
+        if not decision.allowed:
+            self.refusal(request, decision)
+
+    def refusal(self, request: ProxyRequest, decision: Decision) -> None:
+        """A refusal of a request recorded already (refused after its rules let it go)."""
+        with self.lock:
             self.refused += 1
             seen = self.violations.get(request.host)
             if seen is not None:
@@ -461,7 +471,19 @@ class DomainProxy:
                 _reply(client, 400, "Bad Request", str(exc))
                 return
         try:
-            server = self._connect(request.host, request.port)
+            targets, mapped = self._resolve(request.host, request.port)
+        except OSError as exc:
+            _reply(client, 502, "Bad Gateway", f"cannot reach {request.host}:{request.port}: "
+                                               f"{exc}")
+            return
+        if not mapped:
+            for _, address in targets:
+                refusal = self._refuse_local(request, address[0])
+                if refusal is not None:
+                    _reply(client, 403, "Forbidden", refusal)
+                    return
+        try:
+            server = self._connect(targets)
         except OSError as exc:
             _reply(client, 502, "Bad Gateway", f"cannot reach {request.host}:{request.port}: "
                                                f"{exc}")
@@ -483,10 +505,23 @@ class DomainProxy:
         decision = self.policy.decide(request.host)
         self._record.request(request, decision)
         if decision.allowed:
-            return None
+            literal = ip_text(request.host)
+            return None if literal is None else self._refuse_local(request, literal)
         why = (f"matches disallowed_domains entry {decision.entry}"
                if decision.rule == "disallowed_domains" else "not in allowed_domains")
         return f"{request.host} refused ({why})"
+
+    def _refuse_local(self, request: ProxyRequest, address: str) -> str | None:
+        """Refuse (and record) a request that the rules let go to ``address``, when that is on
+        the machine running the evaluation and ``allowed_domains`` does not name the host
+        itself: the reason, or None when it may go."""
+        address = ip_text(address) or address
+        kind = local_kind(address) or (OWN_ADDRESS if _own_address(address) else None)
+        if kind is None or self.policy.names(request.host):
+            return None
+        self._record.refusal(request, Decision(False, LOCAL_RULE, address))
+        return (f"{request.host} refused: {address} is {kind}; the proxy goes there only for "
+                "a host that allowed_domains names itself")
 
     def _judge_tunnelled(self, tunnel: ProxyRequest, inner: ProxyRequest) -> str | None:
         """Judge a request sent through the tunnel ``tunnel``: every host it names (its
@@ -637,18 +672,38 @@ class DomainProxy:
             exchange.register(exchange.client)
         return self._from_client(exchange, b"")
 
-    def _connect(self, host: str, port: int) -> socket.socket:
-        address = host
+    def _resolve(self, host: str, port: int) -> tuple[list[tuple[int, Any]], bool]:
+        """Where ``host`` is: (family, socket address) pairs to try in turn, and whether they
+        come from ``AGENTIC_EVALS_PROXY_HOSTS`` (the runner's own mapping)."""
+        address, mapped = host, False
         if self.local_hosts is not None:
             literal = ip_text(host)
             loopback = host == "localhost" or (
                 literal is not None and ipaddress.ip_address(literal).is_loopback)
             if host in self.local_hosts:
-                address = self.local_hosts[host]
+                address, mapped = self.local_hosts[host], True
             elif not loopback:
                 raise OSError(f"{host} is not in {LOCAL_HOSTS_VARIABLE}, and with it set the "
                               "proxy connects to loopback addresses only")
-        server = socket.create_connection((address, port), timeout=CONNECT_TIMEOUT_SECONDS)
+        found = socket.getaddrinfo(address, port, type=socket.SOCK_STREAM)
+        return [(family, sockaddr) for family, _, _, _, sockaddr in found], mapped
+
+    def _connect(self, targets: list[tuple[int, Any]]) -> socket.socket:
+        """A connection to the first of ``targets`` that answers (no name is resolved again:
+        the addresses judged are the ones connected to)."""
+        error: OSError = OSError("no address")
+        for family, address in targets:
+            server = socket.socket(family, socket.SOCK_STREAM)
+            try:
+                server.settimeout(CONNECT_TIMEOUT_SECONDS)
+                server.connect(address)
+            except OSError as exc:
+                server.close()
+                error = exc
+                continue
+            break
+        else:
+            raise error
         server.settimeout(IO_TIMEOUT_SECONDS)
         with self._lock:
             if self._stopping:
@@ -656,6 +711,23 @@ class DomainProxy:
                 raise OSError("the proxy is stopping")
             self._sockets.add(server)
         return server
+
+
+def _own_address(address: str) -> bool:
+    """Whether ``address`` is one of this machine's own: the route to it starts from it (a
+    UDP socket's connect asks the routes and sends nothing)."""
+    try:
+        ip = ipaddress.ip_address(address.partition("%")[0])
+    except ValueError:
+        return False
+    family = socket.AF_INET6 if ip.version == 6 else socket.AF_INET
+    with socket.socket(family, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect((str(ip), 9))
+            source = probe.getsockname()[0]
+        except OSError:
+            return False
+    return bool(ipaddress.ip_address(source.partition("%")[0]) == ip)
 
 
 def _read_head(sock: socket.socket) -> tuple[bytes | None, bytes]:
