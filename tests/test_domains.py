@@ -277,10 +277,33 @@ def test_a_host_header_naming_another_host_is_refused(origin: int) -> None:
     report = proxy.report()
     assert [m["host_header"] for m in report["host_mismatches"]] == [
         "evil.test", f"evil.test:{origin}", "evil.test"]
-    assert report["refused"] == 3 and report["contacted"] == ["allowed.test"]
+    assert report["refused"] == 3 and report["contacted"] == ["allowed.test", "evil.test"]
     failures = dm.check_allowed(["allowed.test"], Observation(
         None, Path(), Path(), Path(), Path(), domains=report))
     assert len(failures) == 3 and "said Host: 'evil.test'" in failures[0]
+
+
+def test_a_host_mismatch_records_every_host_it_names(origin: int) -> None:
+    policy = dm.DomainPolicy(("allowed.test",))
+    with px.DomainProxy(policy, px.local_hosts_from(LOCAL_HOSTS)) as proxy:
+        answers = [
+            exchange(proxy, f"GET http://other.test:{origin}/ HTTP/1.1\r\n"
+                            f"Host: evil.test\r\n\r\n".encode()),
+            exchange(proxy, f"CONNECT api.allowed.test:{origin} HTTP/1.1\r\n"
+                            f"Host: Evil.Test.:443\r\n\r\n".encode()),
+            exchange(proxy, f"CONNECT allowed.test:{origin} HTTP/1.1\r\n\r\n"
+                            f"GET http://third.test/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n"
+                            .encode()),
+            exchange(proxy, f"GET http://allowed.test:{origin}/ HTTP/1.1\r\n"
+                            f"Host: allowed.test\r\nHost: fourth.test\r\n\r\n".encode()),
+        ]
+    assert all(b"HTTP/1.1 403 " in answer for answer in answers), answers
+    report = proxy.report()
+    assert report["contacted"] == ["other.test", "evil.test", "api.allowed.test", "allowed.test",
+                                   "third.test", "fourth.test"]
+    assert [(m["host"], m["host_header"]) for m in report["host_mismatches"]] == [
+        ("other.test", "evil.test"), ("api.allowed.test", "Evil.Test.:443"),
+        ("allowed.test", "third.test"), ("allowed.test", "allowed.test, fourth.test")]
 
 
 class _KeepAlive(http.server.BaseHTTPRequestHandler):

@@ -144,14 +144,18 @@ class _Record:
         self.errors: list[str] = []
         self.mismatches: list[dict[str, Any]] = []
 
+    def _contact(self, host: str) -> None:
+        """``host`` was asked for (under the lock)."""
+        if host not in self.contacted:
+            if len(self.contacted) < self.max_hosts:
+                self.contacted[host] = None
+            else:
+                self.hosts_not_listed += 1
+
     def request(self, request: ProxyRequest, decision: Decision) -> None:
         with self.lock:
             self.requests += 1
-            if request.host not in self.contacted:
-                if len(self.contacted) < self.max_hosts:
-                    self.contacted[request.host] = None
-                else:
-                    self.hosts_not_listed += 1
+            self._contact(request.host)
         if not decision.allowed:
             self.refusal(request, decision)
 
@@ -170,10 +174,14 @@ class _Record:
             else:
                 self.violations_not_listed += 1
 
-    def mismatch(self, request: ProxyRequest, named: str) -> None:
+    def mismatch(self, request: ProxyRequest, named: str, hosts: list[str]) -> None:
+        """A request refused because it names ``hosts`` besides its target: each of them was
+        asked for too."""
         with self.lock:
             self.requests += 1
             self.refused += 1
+            for host in (request.host, *hosts):
+                self._contact(host)
             if len(self.mismatches) < self.max_hosts:
                 self.mismatches.append({"host": request.host, "port": request.port,
                                         "method": request.method, "host_header": named})
@@ -501,7 +509,7 @@ class DomainProxy:
         it is refused, or None when it may go."""
         named = host_headers(request.headers)
         if len(named) > 1 or (named and header_host(named[0]) != request.host):
-            return self._mismatch(request, ", ".join(named))
+            return self._mismatch(request, ", ".join(named), named)
         decision = self.policy.decide(request.host)
         self._record.request(request, decision)
         if decision.allowed:
@@ -528,9 +536,9 @@ class DomainProxy:
         target's, its Host header's) must be the tunnel's. The reason it is refused, or None."""
         named = host_headers(inner.headers)
         if len(named) > 1 or any(header_host(value) != tunnel.host for value in named):
-            return self._mismatch(tunnel, ", ".join(named))
+            return self._mismatch(tunnel, ", ".join(named), [inner.host, *named])
         if inner.host and inner.host != tunnel.host:
-            return self._mismatch(tunnel, inner.host)
+            return self._mismatch(tunnel, inner.host, [inner.host])
         return None
 
     def _judge_later(self, head: bytes, tunnel: ProxyRequest | None) -> None:
@@ -546,10 +554,12 @@ class DomainProxy:
         else:
             self._judge_tunnelled(tunnel, request)
 
-    def _mismatch(self, request: ProxyRequest, named: str) -> str:
+    def _mismatch(self, request: ProxyRequest, named: str, hosts: list[str]) -> str:
         """A request whose Host header (or target, in a tunnel) names another host than its
-        target: refused, as a server behind an allowed address may serve the other host too."""
-        self._record.mismatch(request, named)
+        target: refused, as a server behind an allowed address may serve the other host too.
+        ``hosts``, Host header values or host names, are recorded as asked for."""
+        asked = [host for host in map(header_host, hosts) if host is not None]
+        self._record.mismatch(request, named, asked)
         return f"request for {request.host} says Host: {named[:100]}; refused"
 
     def _tunnel(self, client: socket.socket, server: socket.socket, request: ProxyRequest,
