@@ -306,6 +306,33 @@ def test_a_host_mismatch_records_every_host_it_names(origin: int) -> None:
         ("allowed.test", "third.test"), ("allowed.test", "allowed.test, fourth.test")]
 
 
+def test_a_host_name_that_is_not_ascii_is_refused_and_recorded(origin: int) -> None:
+    """A client's bytes are read as Latin-1, so a name sent in UTF-8 would be judged under
+    another name: refused (clients send the IDNA form), and recorded as the client meant it."""
+    policy = dm.DomainPolicy.from_expected({"disallowed_domains": ["b\u00fccher.test"]})
+    assert policy is not None
+    with px.DomainProxy(policy, px.local_hosts_from(LOCAL_HOSTS)) as proxy:
+        connect = exchange(proxy, b"CONNECT b\xc3\xbccher.test:443 HTTP/1.1\r\n\r\n")
+        plain = exchange(proxy, b"GET http://B\xc3\x9cCHER.test/x HTTP/1.1\r\n\r\n")
+        header = exchange(proxy, f"GET http://allowed.test:{origin}/ HTTP/1.1\r\n".encode()
+                          + b"Host: b\xc3\xbccher.test\r\n\r\n")
+        not_utf8 = exchange(proxy, b"CONNECT b\xfccher.test:443 HTTP/1.1\r\n\r\n")
+        tunnelled = exchange(proxy, f"CONNECT allowed.test:{origin} HTTP/1.1\r\n\r\n".encode()
+                             + b"GET http://\xc3\xa9vil.test/ HTTP/1.1\r\n\r\n")
+    for answer, name in ((connect, "b\u00fccher.test"), (plain, "B\u00dcCHER.test")):
+        assert answer.startswith(b"HTTP/1.1 400 "), answer
+        assert f"host name {name!r} is not ASCII; send its IDNA form, " \
+               "xn--bcher-kva.test".encode() in answer, answer
+    assert header.startswith(b"HTTP/1.1 403 ")
+    assert not_utf8.startswith(b"HTTP/1.1 400 ") and b"is not ASCII" in not_utf8
+    assert tunnelled.startswith(b"HTTP/1.1 200 Connection established\r\n\r\nHTTP/1.1 400 ")
+    report = proxy.report()
+    assert report["contacted"] == ["xn--bcher-kva.test", "allowed.test", "b\\xfccher.test",
+                                   "xn--vil-9la.test"]
+    assert [m["host_header"] for m in report["host_mismatches"]] == ["b\u00fccher.test"]
+    assert report["malformed_requests"] == 4 and report["violations"] == []
+
+
 class _KeepAlive(http.server.BaseHTTPRequestHandler):
     """An HTTP/1.1 server that answers every request a connection carries, whatever its
     Connection header says: as a server behind a shared address (a CDN) may."""

@@ -58,9 +58,12 @@ from pytest_agentic_evals.expectations.proxy_requests import (
     HEAD_END,
     MAX_HEAD_BYTES,
     BadRequest,
+    NonAsciiHost,
     ProxyRequest,
     RequestFramer,
+    asked_host,
     body_length,
+    client_text,
     header_host,
     host_headers,
     parse_request_head,
@@ -186,9 +189,12 @@ class _Record:
                 self.mismatches.append({"host": request.host, "port": request.port,
                                         "method": request.method, "host_header": named})
 
-    def bad_request(self) -> None:
+    def bad_request(self, asked: str | None = None) -> None:
+        """A request answered 400; ``asked``, the host it named, when it named one."""
         with self.lock:
             self.malformed += 1
+            if asked is not None:
+                self._contact(asked)
 
     def error(self, message: str) -> None:
         with self.lock:
@@ -463,7 +469,7 @@ class DomainProxy:
         try:
             request = parse_request_head(head)
         except BadRequest as exc:
-            self._record.bad_request()
+            self._record.bad_request(_asked(exc))
             _reply(client, 400, "Bad Request", str(exc))
             return
         refusal = self._judge(request)
@@ -546,8 +552,8 @@ class DomainProxy:
         it, never forwarded (a connection carries one request)."""
         try:
             request = parse_tunnelled_head(head) if tunnel else parse_request_head(head)
-        except BadRequest:
-            self._record.bad_request()
+        except BadRequest as exc:
+            self._record.bad_request(_asked(exc))
             return
         if tunnel is None:
             self._judge(request)
@@ -558,7 +564,8 @@ class DomainProxy:
         """A request whose Host header (or target, in a tunnel) names another host than its
         target: refused, as a server behind an allowed address may serve the other host too.
         ``hosts``, Host header values or host names, are recorded as asked for."""
-        asked = [host for host in map(header_host, hosts) if host is not None]
+        asked = [host for host in map(asked_host, hosts) if host is not None]
+        named = client_text(named)
         self._record.mismatch(request, named, asked)
         return f"request for {request.host} says Host: {named[:100]}; refused"
 
@@ -641,7 +648,7 @@ class DomainProxy:
                 try:
                     inner = parse_tunnelled_head(chunk)
                 except BadRequest as exc:
-                    self._record.bad_request()
+                    self._record.bad_request(_asked(exc))
                     _reply(exchange.client, 400, "Bad Request", str(exc))
                     return False
                 refusal = self._judge_tunnelled(exchange.tunnel, inner)
@@ -721,6 +728,11 @@ class DomainProxy:
                 raise OSError("the proxy is stopping")
             self._sockets.add(server)
         return server
+
+
+def _asked(error: BadRequest) -> str | None:
+    """The host a malformed request asked for, when it named one the proxy could not take."""
+    return error.host if isinstance(error, NonAsciiHost) else None
 
 
 def _own_address(address: str) -> bool:

@@ -43,6 +43,19 @@ class BadRequest(Exception):
     """A request the proxy cannot serve; answered 400 and counted as malformed."""
 
 
+class NonAsciiHost(BadRequest):
+    """A host name with bytes outside ASCII. Read as Latin-1, it would be judged and resolved
+    under another name than the client meant: refused, and ``host`` says what the client
+    asked for (clients send the IDNA form of such a name themselves)."""
+
+    def __init__(self, text: str) -> None:
+        self.name = client_text(text)
+        self.host = asked_host(text) or self.name
+        idna = normalise_host(self.name)
+        advice = f"send its IDNA form, {idna}" if idna is not None else "not a host name"
+        super().__init__(f"host name {self.name!r} is not ASCII; {advice}")
+
+
 @dataclass(frozen=True)
 class ProxyRequest:
     method: str
@@ -132,6 +145,7 @@ def parse_request_head(head: bytes) -> ProxyRequest:
         port = url.port or 80
     except ValueError as exc:
         raise BadRequest(f"malformed URL {target[:100]!r}: {exc}") from None
+    _ascii_host(url.netloc)
     if url.scheme.lower() != "http":
         raise BadRequest(f"only http:// URLs are forwarded (use CONNECT for others): "
                          f"{target[:100]!r}")
@@ -162,10 +176,18 @@ def parse_tunnelled_head(head: bytes) -> ProxyRequest:
         port = url.port or 0
     except ValueError as exc:
         raise BadRequest(f"malformed URL {target[:100]!r}: {exc}") from None
+    _ascii_host(url.netloc)
     found = normalise_host(url.hostname or "") if url.scheme and url.netloc else None
     if found is None:
         raise BadRequest(f"no valid host in {target[:100]!r}")
     return ProxyRequest(method, found, port, version, target, headers)
+
+
+def _ascii_host(netloc: str) -> None:
+    """Raise NonAsciiHost when the host of a URL's authority is not ASCII."""
+    host = netloc.rpartition("@")[2]
+    if not host.isascii():
+        raise NonAsciiHost(host)
 
 
 def _authority(target: str) -> tuple[str, int]:
@@ -174,6 +196,8 @@ def _authority(target: str) -> tuple[str, int]:
         port_text = rest[1:] if rest.startswith(":") else ""
     else:
         host_text, _, port_text = target.rpartition(":")
+    if not host_text.isascii():
+        raise NonAsciiHost(host_text)
     host = normalise_host(host_text)
     if host is None or not port_text.isdigit() or not 0 < int(port_text) < 65536:
         raise BadRequest(f"CONNECT needs host:port, got {target[:100]!r}")
@@ -191,7 +215,30 @@ def host_header(headers: tuple[tuple[str, str], ...]) -> str | None:
 
 
 def header_host(value: str) -> str | None:
-    """The host a Host header names (without its port), canonical; None when it names none."""
+    """The host a Host header names (without its port), canonical; None when it names none
+    (a value that is not ASCII names none: see NonAsciiHost)."""
+    return _named_host(value) if value.isascii() else None
+
+
+def client_text(text: str) -> str:
+    """Text of a head (read as Latin-1) as the client's bytes spell it in UTF-8, escaped where
+    they are not UTF-8: for a person to read, never to judge."""
+    return text.encode("latin-1").decode("utf-8", errors="backslashreplace")
+
+
+def asked_host(text: str) -> str | None:
+    """The host that ``text`` (a target's host, or a Host header's value, with or without a
+    port) names, as the proxy records it: canonical. A name that is not ASCII, which is never
+    forwarded, is read from the client's bytes as UTF-8 and recorded in IDNA form when that
+    makes a host name, else as it came (lower case, escaped). None when an ASCII text names
+    no host."""
+    if text.isascii():
+        return header_host(text)
+    name = client_text(text)
+    return _named_host(name) or name.strip().lower()
+
+
+def _named_host(value: str) -> str | None:
     value = value.strip()
     if value.startswith("["):
         return normalise_host(value.partition("]")[0] + "]")
