@@ -13,9 +13,11 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import math
 import os
 import re
 import stat
+import sys
 import tempfile
 import uuid
 from collections.abc import Callable
@@ -31,6 +33,16 @@ def display_path(path: Path) -> str:
         return str(path.relative_to(Path.cwd()))
     except ValueError:
         return str(path)
+
+
+def too_long_number(error: ValueError) -> str | None:
+    """What a ValueError of ``json.loads`` means when a number has more digits than Python
+    reads (its limit on converting text to an integer, 4300 digits unless set otherwise),
+    said for a person; None for any other error."""
+    if isinstance(error, json.JSONDecodeError) or "integer string conversion" not in str(error):
+        return None
+    limit = getattr(sys, "get_int_max_str_digits", lambda: 4300)()
+    return f"holds a number of more than {limit} digits, which cannot be read"
 
 
 def decode_json(raw: bytes, shown: str) -> Any:
@@ -148,7 +160,9 @@ def _explained_decode(raw: bytes, shown: str) -> Any:
         message = f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
         raise InputError([Problem(shown, "", message)]) from None
     except (ValueError, RecursionError) as exc:
-        raise InputError([Problem(shown, "", f"invalid JSON: {exc}")]) from None
+        number = too_long_number(exc) if isinstance(exc, ValueError) else None
+        message = f"invalid JSON: it {number}" if number else f"invalid JSON: {exc}"
+        raise InputError([Problem(shown, "", message)]) from None
     if problems:
         raise InputError(problems)
     return data
@@ -157,8 +171,26 @@ def _explained_decode(raw: bytes, shown: str) -> Any:
 # The C encoder writes each one-line container at once; json.dumps with an indent runs the
 # pure-Python encoder over every value, which took most of the time of writing a report of
 # 100,000 trials or a journey plan of a hundred thousand controls.
-_ONE_LINE = json.JSONEncoder(ensure_ascii=False)
-_encode = _ONE_LINE.encode
+_ONE_LINE = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+
+
+def _encode(value: Any) -> str:
+    try:
+        return _ONE_LINE.encode(value)
+    except ValueError:  # an infinite or NaN number: Python writes Infinity, which no JSON is
+        return _ONE_LINE.encode(_finite(value))
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every infinite or NaN number as null: whatever put one there (a plugin's
+    field, a figure no check bounded), a document written here stays JSON."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    return value
 RECORD_LISTS = frozenset({"trials"})
 # A flat object longer than this (with its indentation) is written one key a line.
 FLAT_WIDTH = 200

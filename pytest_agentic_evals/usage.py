@@ -46,14 +46,23 @@ def case_usage(trials: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
                 seen.setdefault(name, []).append(value)
     if not seen:
         return None
-    return {name: {"mean": round(sum(values) / len(values), 6),
+    return {name: {"mean": round(mean(values), 6),
                    "p95": round(percentile_95(values), 6), "trials": len(values)}
             for name, values in ((n, seen[n]) for n in FIGURE_TITLES if n in seen)}
+
+
+def mean(values: list[float]) -> float:
+    """The mean, divided before it is added up: figures each within a float's range (a
+    transcript's figures are: see ``Figures``) never add up to an infinite mean."""
+    share = math.fsum(value / len(values) for value in values)
+    return min(share, max(values))  # rounding cannot take it past the largest figure
 
 
 def shown(name: str, value: float) -> str:
     """A figure for a person: dollars to four places (at least cents), seconds to the tenth,
     counts as they are."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)  # no transcript gives one (see ``Figures``); a report edited by hand
     if name == "cost_usd":
         whole, _, cents = f"{value:.4f}".partition(".")
         return f"${whole}.{cents.rstrip('0').ljust(2, '0')}"

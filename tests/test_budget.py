@@ -7,6 +7,7 @@ The transcripts are the samples under tests/data/trajectories, written for these
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 from pathlib import Path
 from typing import Any
@@ -237,3 +238,78 @@ def test_budgets_figures_and_statistics_in_a_real_session(
     assert "| case | cost (USD) | input tokens | output tokens | turns | tool calls | " \
            "duration (s) |" in markdown
     assert "| varying | $0.20 / $0.30 | - | - | 2 / 2 | 1 / 1 | - |" in markdown
+
+
+def strict_json(text: str) -> Any:
+    """JSON as any other reader takes it: Infinity and NaN are not JSON."""
+    def refuse(name: str) -> Any:
+        raise ValueError(f"{name} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_numbers_beyond_what_a_number_can_hold(pytester: pytest.Pytester) -> None:
+    """Figures that add up past the largest float, and integers of more digits than Python
+    reads, in transcripts and artifacts: a clear problem for their trial, never a traceback,
+    and the report and summaries stay what they are."""
+    digits = "9" * 4301
+    usage = 'printf \'{"type": "usage", "%s": %s}\\n\' > "$AGENTIC_EVALS_TRAJECTORY"'
+    data = skill_fixture()
+    data["cases"] += [
+        # Each record is a float; together they are more than one can be.
+        agent_case("sum-overflows", f"{usage % ('input_tokens', '1e308')}; "
+                                    f"{usage.replace('>', '>>') % ('input_tokens', '1e308')}",
+                   {"max_input_tokens": 1000}),
+        # One trial's figure is a float; the mean over trials must not add them up first.
+        agent_case("mean-of-the-largest", usage % ("output_tokens", "1.5e308")),
+        agent_case("long-integer-in-a-transcript", usage % ("turns", digits), {"max_turns": 10}),
+        # Tool arguments as JSON text (Codex): kept as text when they cannot be read.
+        agent_case("long-integer-in-tool-arguments", "printf '%s\\n' " + " ".join(
+            shlex.quote(json.dumps(record)) for record in (
+                {"type": "item.completed", "item": {"type": "mcp_tool_call", "tool": "search",
+                                                    "arguments": f'{{"n": {digits}}}'}},
+                {"type": "turn.completed", "usage": {"input_tokens": 10}}))
+            + ' > "$AGENTIC_EVALS_TRAJECTORY"', {"max_input_tokens": 100}),
+        {"name": "long-integer-in-an-artifact", "type": "positive", "required": False,
+         "command": ["bash", "-c", f"printf '{{\"n\": {digits}}}' > out.json; "
+                                   "bash ../run.sh x"],
+         "expected": {"exit_code": 0,
+                      "artifacts": [{"path": "out.json", "json_pointer": "/n", "equals": 1}]}},
+    ]
+    make_skill(pytester, data)
+    # A plugin that adds a number no JSON can hold: the report is written all the same.
+    pytester.makeconftest("def pytest_agentic_evals_modify_report(report, config):\n"
+                          "    report['plugin_figure'] = float('inf')\n")
+    report_path = pytester.path / "report.json"
+    markdown_path = pytester.path / "summary.md"
+    result = pytester.runpytest_subprocess(
+        "--agentic-evals", "--agentic-evals-report", str(report_path), "--agentic-evals-md",
+        str(markdown_path), "-p", "no:cacheprovider", "-p", "no:randomly", timeout=240)
+    output = result.stdout.str() + result.stderr.str()
+    assert "Traceback" not in output and "Error:" not in output, output
+    assert result.ret == 0  # the cases are optional
+    report = strict_json(report_path.read_text())
+    assert report_problems(report) == []
+    assert report["plugin_figure"] is None
+    cases = {case["name"]: case for case in report["cases"]}
+    outcomes = {name: [t["outcome"] for t in case["trials"]] for name, case in cases.items()}
+
+    assert outcomes["sum-overflows"] == ["BLOCKED", "BLOCKED"]
+    assert cases["sum-overflows"]["trials"][0]["usage"]["input_tokens"] is None
+    assert any("budget not tested: max_input_tokens: the input token count (usage records' "
+               "input_tokens) is more than a number can hold" in problem
+               for problem in cases["sum-overflows"]["problems"])
+    assert outcomes["mean-of-the-largest"] == ["PASS", "PASS"]
+    assert cases["mean-of-the-largest"]["usage"]["output_tokens"] == {
+        "mean": 1.5e308, "p95": 1.5e308, "trials": 2}
+    assert outcomes["long-integer-in-tool-arguments"] == ["PASS", "PASS"]
+    for name in ("long-integer-in-a-transcript", "long-integer-in-an-artifact"):
+        assert outcomes[name] == ["FAIL", "FAIL"], cases[name]["problems"]
+        assert not any("did not complete" in problem for problem in cases[name]["problems"])
+    assert cases["long-integer-in-a-transcript"]["problems"] == [
+        "trial 1: budget: the transcript cannot be read: line 1 holds a number of more than "
+        "4300 digits, which cannot be read"]
+    assert cases["long-integer-in-an-artifact"]["problems"] == [
+        "trial 1: artifacts[0] out.json /n: holds a number of more than 4300 digits, which "
+        "cannot be read"]
+    assert "mean-of-the-largest" in markdown_path.read_text()

@@ -23,6 +23,7 @@ from pytest_agentic_evals.expectations.domains import check_allowed, check_disal
 from pytest_agentic_evals.expectations.observation import STREAMS, ArtifactError, Observation
 from pytest_agentic_evals.expectations.output import first_hole
 from pytest_agentic_evals.expectations.trajectory import NOT_TESTED_PREFIXES, check_trajectory
+from pytest_agentic_evals.jsonio import too_long_number
 from pytest_agentic_evals.jsonvalues import json_equal, json_type
 
 # Artifacts are parsed whole; a bound keeps a runaway output file from exhausting memory.
@@ -321,7 +322,7 @@ def _json_value(path: Path, pointer: str) -> Any:
     try:
         document = json.loads(_read_bytes(path))
     except ValueError as exc:  # not JSON, not UTF-8, or a number too long to convert
-        raise ArtifactError(f"is not valid JSON ({exc})") from None
+        raise ArtifactError(too_long_number(exc) or f"is not valid JSON ({exc})") from None
     except RecursionError:
         raise ArtifactError("is nested too deeply to parse") from None
     try:

@@ -79,10 +79,19 @@ def json_object(value: Any) -> dict[str, Any]:
     if isinstance(value, str):
         try:
             value = json.loads(value)
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):  # not JSON, or a number too long to read
             return {"_raw": value}
         return value if isinstance(value, dict) else {"_raw": value}
     return {} if value is None else {"_raw": value}
+
+
+def _representable(value: int | float) -> bool:
+    """Whether a figure is a finite float, or an integer within a float's range (what every
+    JSON reader and every sum over trials can take)."""
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
 
 
 def number(value: Any) -> int | float | None:
@@ -105,14 +114,27 @@ class Figures:
     values: dict[str, int | float] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
     withheld: dict[str, str] = field(default_factory=dict)
-    """Figures the transcript seems to give but that would understate the run, with why."""
+    """Figures the transcript seems to give but that would understate the run, or that are
+    more than a number can hold, with why."""
 
     def add(self, name: str, value: Any, source: str) -> None:
-        """Add a figure (several records of one run add up); ignore one that is not a number."""
+        """Add a figure (several records of one run add up); ignore one that is not a number.
+        A figure that is (or adds up to) more than a float holds is no figure of a run: it is
+        withheld, so that a budget over it is not tested and the report stays JSON."""
+        if name in self.withheld:
+            return
+        too_large = isinstance(value, float) and math.isinf(value)
         amount = number(value)
+        if amount is not None:
+            total = self.values.get(name, 0) + amount
+            too_large = not _representable(total)
+        if too_large:
+            self.withhold(f"the {FIGURES[name]} ({source}) is more than a number can hold",
+                          name)
+            return
         if amount is None:
             return
-        self.values[name] = self.values.get(name, 0) + amount
+        self.values[name] = total
         self.sources.setdefault(name, source)
 
     def add_all(self, other: Figures) -> None:

@@ -25,6 +25,7 @@ from pytest_agentic_evals.expectations.trajectory.events import (
     TrajectoryNotUnderstood,
     Transcript,
 )
+from pytest_agentic_evals.jsonio import too_long_number
 
 MAX_TRAJECTORY_BYTES = 64 * 1024 * 1024
 _CACHE_KEY = "trajectory:"
@@ -105,6 +106,8 @@ def json_records(text: str) -> list[Any]:
         pass
     except RecursionError:
         raise TrajectoryError("the trajectory is nested too deeply to parse") from None
+    except ValueError:
+        pass  # a number too long to read: said with its line below
     else:
         return document if isinstance(document, list) else [document]
     records = []
@@ -120,6 +123,8 @@ def json_records(text: str) -> list[Any]:
             return concatenated
         except RecursionError:
             raise TrajectoryError(f"line {number} is nested too deeply to parse") from None
+        except ValueError as exc:
+            raise TrajectoryError(f"line {number} {too_long_number(exc) or exc}") from None
     return records
 
 
@@ -137,6 +142,10 @@ def _concatenated(text: str) -> list[Any] | None:
             value, position = decoder.raw_decode(text, position)
         except (json.JSONDecodeError, RecursionError):
             return None
+        except ValueError as exc:
+            line = text.count("\n", 0, position) + 1
+            raise TrajectoryError(f"the document at line {line} "
+                                  f"{too_long_number(exc) or exc}") from None
         values.append(value)
 
 
