@@ -98,6 +98,9 @@ _ANY_SHAPE = _any_of(pattern for pattern, _ in SHAPES)
 
 # C0 controls but newline and tab, DEL, and C1 controls: never written raw to a terminal.
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Half of a UTF-16 pair on its own (JSON's "\ud800", a file name in bytes that are not UTF-8):
+# no text, so no terminal, file or report can take it as it is.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def is_secret_name(name: str) -> bool:
@@ -245,8 +248,17 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
 
 def escape_controls(text: str) -> str:
     """Captured text made safe to print: ESC, NUL and the other control characters (but newline
-    and tab) shown as ``\\x1b``, so that a trial's output can never drive the terminal."""
-    return _CONTROLS.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
+    and tab) shown as ``\\x1b``, so that a trial's output can never drive the terminal, and
+    half a UTF-16 pair as ``\\ud800`` (see ``escape_surrogates``)."""
+    return escape_surrogates(_CONTROLS.sub(lambda match: f"\\x{ord(match.group()):02x}", text))
+
+
+def escape_surrogates(text: str) -> str:
+    """``text`` with each half of a UTF-16 pair that stands alone written as its escape
+    (``\\ud800``): a message quoting such a value still shows it, and stays text."""
+    if not _LONE_SURROGATE.search(text):
+        return text
+    return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
 def head(text: str, size: int) -> str:

@@ -4,6 +4,7 @@ bytes. Real pytest sessions (pytester), serially and under xdist where the repor
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ElementTree
 
 import pytest
@@ -83,3 +84,33 @@ def test_a_pytest_timeout_inside_a_trial_shows_only_the_trials_frames(
     assert "pytest_timeout.py" not in failure
     result.stdout.fnmatch_lines(["*nodes.py:*: in runtest", "E   Failed: Timeout*"])
     assert len(failure.splitlines()) < 60  # was 1,100 lines through pluggy
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_half_a_utf16_pair_in_an_artifact_value_is_shown_escaped(
+    pytester: pytest.Pytester, mode: list[str]
+) -> None:
+    """JSON can say "\\ud800", which is no text: the failure still shows the value, with that
+    half escaped, in the terminal, in the report and in JUnit."""
+    data = skill_fixture()
+    data["cases"][0]["command"] = [
+        "bash", "-c", "printf '{\"s\": \"a\\\\ud800b\", \"t\": [\"\\\\udfff\"]}' > out.json; "
+                      "bash ../run.sh Ada"]
+    data["cases"][0]["expected"]["artifacts"] = [
+        {"path": "out.json", "json_pointer": "/s", "equals": "x"},
+        {"path": "out.json", "json_pointer": "/t", "equals": ["y"]},
+        {"path": "out.json", "json_pointer": "/s", "matches_regex": "^q"},
+    ]
+    make_skill(pytester, data)
+    result = run(pytester, "-rf", "--junitxml=junit.xml", "--agentic-evals-report",
+                 "report.json", mode=mode)
+    assert result.ret == 1
+    first = 'artifacts[0] out.json /s: equals: expected "x", got "a\\ud800b"'
+    shown = [first, 'artifacts[1] out.json /t: equals: expected ["y"], got ["\\udfff"]',
+             'artifacts[2] out.json /s: matches_regex: /^q/ does not match "a\\ud800b"']
+    result.stdout.fnmatch_lines([f"  - {line}".replace("[", "[[]") for line in shown])
+    result.stdout.fnmatch_lines(["FAILED *greets[[]trial-1] - artifacts[[]0] out.json *"])
+    report = json.loads((pytester.path / "report.json").read_text(encoding="utf-8"))
+    assert report["cases"][0]["trials"][0]["problems"] == shown
+    for failure in ElementTree.parse(pytester.path / "junit.xml").findall(".//failure"):
+        assert failure.get("message") == first

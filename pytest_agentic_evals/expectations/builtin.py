@@ -25,6 +25,7 @@ from pytest_agentic_evals.expectations.output import first_hole
 from pytest_agentic_evals.expectations.trajectory import NOT_TESTED_PREFIXES, check_trajectory
 from pytest_agentic_evals.jsonio import too_long_number
 from pytest_agentic_evals.jsonvalues import json_equal, json_type
+from pytest_agentic_evals.redaction import escape_surrogates
 
 # Artifacts are parsed whole; a bound keeps a runaway output file from exhausting memory.
 MAX_PARSED_ARTIFACT_BYTES = 256 * 1024 * 1024
@@ -71,7 +72,8 @@ def check_expectations(
         if kind is None:  # the loader refuses unknown keys; reaching here is a plugin mismatch
             failures.append(f"{key}: no expectation kind is registered for this key")
             continue
-        failures += kind.check(value, observation)
+        # A message quoting a value with half a UTF-16 pair (JSON's "\ud800") shows it escaped.
+        failures += map(escape_surrogates, kind.check(value, observation))
     return failures
 
 
