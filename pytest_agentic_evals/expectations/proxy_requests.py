@@ -209,11 +209,6 @@ def host_headers(headers: tuple[tuple[str, str], ...]) -> list[str]:
     return [value for name, value in headers if name.lower() == "host"]
 
 
-def host_header(headers: tuple[tuple[str, str], ...]) -> str | None:
-    found = host_headers(headers)
-    return found[0] if found else None
-
-
 def header_host(value: str) -> str | None:
     """The host a Host header names (without its port), canonical; None when it names none
     (a value that is not ASCII names none: see NonAsciiHost)."""
