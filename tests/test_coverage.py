@@ -307,3 +307,60 @@ def test_mapped_regressions_and_freshness_are_apart_from_coverage(skill: Skill) 
     assert seam["freshness"]["stale_regressions"] == ["name-dropped", "never"]
     # Stale proofs do not touch coverage: the seam is still covered and the gate open.
     assert (code, seam["status"], report["verdict"]) == (0, "covered", "COVERED"), stderr
+
+
+LIVE_GREETING = {**GREETING, "required_evidence": ["deterministic", "live_e2e"]}
+
+
+def live_companion(*cases: dict[str, Any], **top: Any) -> dict[str, Any]:
+    """agentic_eval_live.json as the earlier tool kept it: the skill's live cases, naming the
+    seams agentic_eval.json declares."""
+    data = skill_fixture(**top)
+    data["cases"] = [*cases, data["cases"][1]]
+    return data
+
+
+def greets_live(name: str, **extra: Any) -> dict[str, Any]:
+    return greets(name, evidence_class="live_e2e",
+                  command=["bash", "-c", "../run.sh Ada > greeting.txt"],
+                  expected={"exit_code": 0,
+                            "artifacts": [{"path": "greeting.txt", "equals": "hello, Ada\n"}]},
+                  **extra)
+
+
+def test_a_live_companion_guards_the_seams_of_its_main_fixture(skill: Skill) -> None:
+    skill.write(seamed([greets("greets")], seams=[LIVE_GREETING]))
+    # Alone, the main fixture lacks the live class its seam requires.
+    code, report, _ = coverage("show", str(skill.root))
+    assert (code, only_fixture(report)["verdict"]) == (1, "CRITICAL_GAP")
+
+    skill.write(live_companion(greets_live("greets-live")), name="agentic_eval_live.json")
+    code, report, stderr = coverage("show", str(skill.root))
+    assert code == 0, (report, stderr)
+    [skill_entry] = report["skills"]
+    main, companion = skill_entry["fixtures"]
+    assert main["companion"].endswith("fixtures/agentic_eval_live.json")
+    [seam] = main["seams"]
+    assert seam["covered"] == {"deterministic": ["greets"], "live_e2e": ["greets-live"]}
+    [from_companion] = [c for c in seam["cases"] if c["case"] == "greets-live"]
+    assert from_companion["fixture"] == main["companion"] == companion["fixture"]
+    assert companion["merged_into"] == main["fixture"]
+    assert report["verdict"] == "COVERED"
+
+
+def test_a_live_companion_may_only_name_seams_one_of_the_two_declares(skill: Skill) -> None:
+    skill.write(seamed([greets("greets")], seams=[LIVE_GREETING]))
+    path = skill.write(live_companion(greets_live("greets-live", seams=["farewell"])),
+                       name="agentic_eval_live.json")
+    with pytest.raises(FixtureError) as caught:
+        load_fixture(path)
+    assert ("case 'greets-live' names seam 'farewell', which the fixture does not declare "
+            "(declared here and by its main fixture: greeting)") in str(caught.value)
+    assert isinstance(load_fixture(skill.write(
+        live_companion(greets_live("greets-live")), name="agentic_eval_live.json")).cases, tuple)
+    (skill.fixtures / "agentic_eval.json").write_text("{not json")
+    with pytest.raises(FixtureError) as caught:
+        load_fixture(path)
+    assert str(caught.value).endswith(
+        f"(declared: none); its main fixture {skill.fixtures / 'agentic_eval.json'} cannot be "
+        "read")

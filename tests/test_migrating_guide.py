@@ -163,6 +163,20 @@ def same_selftest_layout(e: Earlier) -> None:
     assert fixture.cases[0].cwd == e.skill / "fixtures" / "selftest"
 
 
+def same_live_companion(e: Earlier) -> None:
+    skill = Path(shutil.copytree(e.skill, e.root / "with-a-live-companion"))
+    main = json.loads((skill / "fixtures" / "agentic_eval.json").read_text())
+    companion = {key: value for key, value in main.items() if key != "seams"}
+    assert any(case.get("seams") for case in companion["cases"])  # only main declares them
+    (skill / "fixtures" / "agentic_eval_live.json").write_text(json.dumps(companion))
+    result = run_cli("coverage", "show", str(skill), "--json", cwd=e.root)
+    first, second = json.loads(result.stdout)["skills"][0]["fixtures"]
+    assert first["companion"] == second["fixture"]
+    assert second["merged_into"] == first["fixture"]
+    assert all(case.get("fixture") in (None, second["fixture"])
+               for seam in first["seams"] for case in seam["cases"])
+
+
 def same_fixture_statements(e: Earlier) -> None:
     report = e.report()
     assert (report["live"], report["mocked"]) == (True, False)
@@ -337,6 +351,8 @@ def same_schema(e: Earlier) -> None:
 
 SAME: dict[str, Callable[[Earlier], None]] = {
     "a fixture in `fixtures/selftest/` (or any folder inside `fixtures/`)": same_selftest_layout,
+    "a live companion `fixtures/agentic_eval_live.json` whose cases name the seams of "
+    "`agentic_eval.json`": same_live_companion,
     "fixture `live`, `mocked`, `what_was_exercised`, `what_remains_unverified`, "
     "`application_identity`": same_fixture_statements,
     "case `infra_blocked_when`": same_infra_blocked,

@@ -12,6 +12,7 @@ regression current?) is reported as its own dimension and never changes a covera
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -25,6 +26,7 @@ from pytest_agentic_evals.evidence.qualification import oracle, qualify
 from pytest_agentic_evals.jsonio import display_path
 from pytest_agentic_evals.loading import load_fixture
 from pytest_agentic_evals.loading.fixture import FixtureError
+from pytest_agentic_evals.loading.seams import main_fixture_of
 from pytest_agentic_evals.model import (
     CRITICALITIES,
     EVIDENCE_CLASSES,
@@ -81,11 +83,15 @@ class _Guard:
     weak_reasons: tuple[str, ...]
     oracle_source: str = probe_store.SOURCE_STATIC
     probe: probe_store.Stored = probe_store.NOTHING
+    fixture: str | None = None
+    """The live companion the case comes from; None for the fixture's own cases."""
 
     def as_json(self) -> dict[str, Any]:
         entry: dict[str, Any] = {"case": self.case.name, "class": self.effective,
                                  "declared_class": self.declared, "oracle": self.capable,
                                  "oracle_source": self.oracle_source}
+        if self.fixture is not None:
+            entry["fixture"] = self.fixture
         if self.probe.state != probe_store.ABSENT:
             entry["probe"] = self.probe.as_json()
         if self.live_qualified is not None:
@@ -237,20 +243,25 @@ def _value_bearing(fixture: Fixture) -> list[str]:
 
 
 def fixture_coverage(
-    fixture: Fixture, registry: Mapping[str, Any], freshness: Freshness
+    fixture: Fixture, registry: Mapping[str, Any], freshness: Freshness,
+    companion: Fixture | None = None, inherited: Iterable[str] = (),
 ) -> dict[str, Any]:
-    """The coverage of one loaded fixture; ``registry`` is ``registry_entry``'s result."""
-    stored = probe_store.load(fixture)
-    guards = [_guard(case, stored[case.name]) for case in fixture.cases if case.seams]
+    """The coverage of one loaded fixture; ``registry`` is ``registry_entry``'s result. The
+    cases of a live ``companion`` guard this fixture's seams too; ``inherited`` are the seam
+    ids a companion's cases may name because its main fixture declares them (judged there)."""
+    guards = _guards(fixture)
+    merged = guards + ([] if companion is None else _guards(companion, display_path(
+        companion.path)))
     declared = declared_seams(fixture)
-    findings = _undeclared_seams(fixture, {str(seam.get("seam_id")) for _, seam in declared})
+    findings = _undeclared_seams(
+        fixture, {str(seam.get("seam_id")) for _, seam in declared} | set(inherited))
     invalid = bool(findings)
     records = registry.get("regressions", [])
     seams = []
     for _, declaration in declared:
         wanted = declaration.get("seam_id")
         mapped = [r for r in records if wanted in r.seam_ids]
-        seams.append(_seam_entry(declaration, guards, mapped, freshness))
+        seams.append(_seam_entry(declaration, merged, mapped, freshness))
     for seam in seams:
         findings += seam["findings"] + _gap_findings(seam)
     value_gap = _value_rule(fixture, seams)
@@ -260,6 +271,7 @@ def fixture_coverage(
     return {
         "fixture": display_path(fixture.path),
         "skill": fixture.skill,
+        "companion": None if companion is None else display_path(companion.path),
         "valid": True,
         "verdict": _fixture_verdict(seams, invalid=invalid, value_gap=bool(value_gap)),
         "seams": seams,
@@ -273,6 +285,12 @@ def fixture_coverage(
         "prioritized_next_evals": prioritized_next_evals(seams),
         "probes": _probe_use(fixture, guards),
     }
+
+
+def _guards(fixture: Fixture, shown: str | None = None) -> list[_Guard]:
+    stored = probe_store.load(fixture)
+    return [dataclasses.replace(_guard(case, stored[case.name]), fixture=shown)
+            for case in fixture.cases if case.seams]
 
 
 def _undeclared_seams(fixture: Fixture, declared_ids: set[str]) -> list[dict[str, str]]:
@@ -380,21 +398,35 @@ def skill_coverage(
     """Coverage of every fixture of one skill; the skill's verdict is the worst of them."""
     registry = registry_entry(skill_dir)
     freshness = Freshness(today, registry["freshness_days"] or regressions.DEFAULT_FRESHNESS_DAYS)
-    fixtures: list[dict[str, Any]] = []
     findings: list[dict[str, str]] = []
+    entries: dict[Path, dict[str, Any]] = {}
+    loaded: dict[Path, Fixture] = {}
     for path in fixture_paths:
         try:
-            fixture = load_fixture(path, extra_expectations)
+            loaded[path] = load_fixture(path, extra_expectations)
         except FixtureError as exc:
-            fixtures.append({"fixture": display_path(path), "valid": False,
+            entries[path] = {"fixture": display_path(path), "valid": False,
                              "verdict": VERDICT_INVALID,
-                             "problems": [str(p) for p in exc.problems]})
-            continue
-        fixtures.append(fixture_coverage(fixture, registry, freshness))
+                             "problems": [str(p) for p in exc.problems]}
+    mains = {path: main for path in loaded
+             if (main := main_fixture_of(path)) is not None and main in loaded}
+    companions = {main: loaded[path] for path, main in mains.items()}
+    verdicts = [entry["verdict"] for entry in entries.values()]
+    for path, fixture in loaded.items():
+        main = mains.get(path)
+        inherited = () if main is None else [str(s.get("seam_id"))
+                                             for _, s in declared_seams(loaded[main])]
+        entries[path] = fixture_coverage(fixture, registry, freshness, companions.get(path),
+                                         inherited)
+        if main is not None and not declared_seams(fixture):
+            # Merged into its main fixture's coverage, with no seam of its own to judge.
+            entries[path]["merged_into"] = display_path(main)
+        else:
+            verdicts.append(entries[path]["verdict"])
+    fixtures = [entries[path] for path in fixture_paths]
     if not registry["valid"]:
         findings.append({"severity": "error", "code": "invalid_registry", "finding": (
             f"{registry['path']} is invalid: its regressions are unknown, not zero")})
-    verdicts = [f["verdict"] for f in fixtures]
     if not registry["valid"]:
         verdicts.append(VERDICT_INVALID)
     verdict = worst(verdicts) if verdicts else VERDICT_NO_SEAMS
