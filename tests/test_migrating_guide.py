@@ -456,6 +456,15 @@ def diff_real_world(e: Earlier) -> None:
     assert "no real-world case" in message or "/cases/0/command" in message
 
 
+def diff_all_optional(e: Earlier) -> None:
+    def all_optional(data: dict[str, Any]) -> None:
+        for case in data["cases"]:
+            case["required"] = False
+    message = e.refusal(all_optional)
+    assert "no negative or adversarial case among the required cases" in message
+    assert "no real-world case among the required cases" in message
+
+
 def diff_negative_reach(e: Earlier) -> None:
     def fail_alone(data: dict[str, Any]) -> None:
         for case in data["cases"]:
@@ -718,6 +727,8 @@ DIFFERENCES: dict[str, Callable[[Earlier], None]] = {
     "real-world meant a substring (`run.sh`, `.py`, `http`) in the command": diff_real_world,
     "any required `negative` or `adversarial` case kept the contract's rule 2, whatever it "
     "ran": diff_negative_reach,
+    "a fixture whose every case said `\"required\": false` was run and scored on all its "
+    "cases": diff_all_optional,
     "exemptions' `expires` was compared as a string": diff_expires,
     "a missing executable aborted the run without a report": diff_missing_executable,
     "the `.env` beside the runner leaked into every trial": diff_dotenv,
