@@ -322,7 +322,34 @@ def test_reading_back_a_file_the_case_wrote_itself_is_no_oracle(skill: Skill) ->
     given = live("l", artifacts=[{"path": "out/./l.json", "content": {"ok": True}}])
     q = qualify(skill.case(given))
     assert q.live_qualified is False
-    assert any("read back a file its own input artifacts wrote" in r for r in q.disqualifiers)
+    assert any("read back a file its own input artifacts or its own command wrote" in r
+               for r in q.disqualifiers)
+
+
+@pytest.mark.parametrize("script", [
+    "bash run.sh l; echo '{\"ok\": true}' > out/l.json",
+    "bash run.sh l; printf ok >> ./out/l.json",
+    "bash run.sh l; cat run.sh > out/l.json",
+    "mkdir out; cd out && cp ../run.sh l.json; cd .. && bash run.sh l",
+    "bash run.sh l; dd if=run.sh of=out/l.json",
+])
+def test_reading_back_a_file_the_command_wrote_itself_is_no_oracle(
+    skill: Skill, script: str
+) -> None:
+    q = qualify(skill.case(live("l", command=["bash", "-c", script])))
+    assert q.live_qualified is False, q
+    assert any("its own command wrote" in r for r in q.disqualifiers), q.disqualifiers
+
+
+@pytest.mark.parametrize("script", [
+    "bash run.sh l out/l.json 2>&1",
+    "bash run.sh l > out/l.json",
+    "bash run.sh l | tee out/l.json",
+    "bash run.sh l; cp out/produced.json out/l.json",
+])
+def test_a_file_the_skill_writes_is_an_oracle(skill: Skill, script: str) -> None:
+    q = qualify(skill.case(live("l", command=["bash", "-c", script])))
+    assert q.live_qualified is True, q.disqualifiers
 
 
 def test_generic_crash_markers_are_no_oracle(skill: Skill) -> None:

@@ -8,6 +8,7 @@ is not one. ``can_fail`` tells whether a case's expectations could reject a wron
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 from dataclasses import dataclass
@@ -18,6 +19,8 @@ from pytest_agentic_evals.loading.contract import own_code_reached, stub_inputs
 from pytest_agentic_evals.model import LIVE_CLASSES, Case, artifact_assertions
 from pytest_agentic_evals.probes import store as probe_store
 from pytest_agentic_evals.shell import CommandParseError, simple_commands
+from pytest_agentic_evals.shell.programs import CONSTANT
+from pytest_agentic_evals.shell.walker import walk
 
 # Files a browser/provider ``$ask`` handler writes when it really ran against the provider; a
 # compile or pre-flight step writes none of them, so reading one back is what tells them apart.
@@ -145,6 +148,47 @@ def _given_paths(case: Case) -> set[str]:
     return {posixpath.normpath(a.path) for a in case.input_artifacts}
 
 
+# Programs that copy the file named by an operand to the one named by their last (cp SRC
+# DEST; dd if=SRC of=DEST).
+_COPIERS = frozenset({"cp", "install", "ln", "rsync"})
+
+
+def _written_by_the_command(case: Case) -> set[str]:
+    """The files the fixture's own command fills with its own words, relative to the working
+    directory: the output of a constant builtin redirected into it (``echo '{"ok": true}' >
+    out.json``), or a copy of a file that is already in the skill's folder (``cp
+    ../expected.json out.json``). Reading one back reads the fixture, not the skill."""
+    try:
+        walker = walk(case.judged_command, case.env)
+    except CommandParseError:
+        return set()
+    cwd = str(case.cwd)
+
+    def located(target: str, workdir: str | None) -> str | None:
+        if workdir is None:
+            return None
+        joined = posixpath.normpath(posixpath.join(cwd, workdir, target))
+        return posixpath.normpath(posixpath.relpath(joined, cwd))
+
+    paths = [located(target, workdir) for target, workdir, program in walker.written
+             if program in CONSTANT]
+    for found in walker.found:
+        argv = found.command.argv
+        name = PurePosixPath(argv[0]).name
+        pairs: list[tuple[str, str]] = []
+        operands = [word for word in argv[1:] if not word.startswith("-")]
+        if name in _COPIERS and len(operands) >= 2:
+            pairs = [(source, operands[-1]) for source in operands[:-1]]
+        elif name == "dd":
+            given = dict(word.split("=", 1) for word in argv[1:] if "=" in word)
+            pairs = [(given["if"], given["of"])] if "if" in given and "of" in given else []
+        for source, target in pairs:
+            origin = located(source, found.workdir)
+            if origin is not None and os.path.exists(posixpath.join(cwd, origin)):
+                paths.append(located(target, found.workdir))
+    return {path for path in paths if path is not None}
+
+
 def _command_words(case: Case) -> list[str]:
     """Every word the command passes to a program, also inside ``sh -c`` scripts."""
     try:
@@ -189,9 +233,9 @@ def _ask_disqualifier(case: Case) -> tuple[str | None, bool]:
 def _oracle_disqualifiers(case: Case) -> list[str]:
     """Why the case has no oracle independent of the command's own report (empty: it has)."""
     assertions = artifact_assertions(case)
-    given = _given_paths(case)
+    not_the_skills = _given_paths(case) | _written_by_the_command(case)
     binding = [a for a in assertions if artifact_is_oracle(a)
-               and posixpath.normpath(str(a.get("path"))) not in given]
+               and posixpath.normpath(str(a.get("path"))) not in not_the_skills]
     excluded = [
         text
         for stream in ("stdout_excludes", "stderr_excludes")
@@ -209,7 +253,8 @@ def _oracle_disqualifiers(case: Case) -> list[str]:
     if assertions:
         detail.append("its artifact assertions are optional (skipped when the file is "
                       "missing), only exclude generic crash markers, or read back a file "
-                      "its own input artifacts wrote")
+                      "its own input artifacts or its own command wrote (an echo redirected "
+                      "into it, a copy of a file of the skill's folder)")
     generic = [text for text in excluded if is_generic_crash_marker(text)]
     if generic:
         detail.append("its excludes (" + ", ".join(repr(t) for t in generic) + ") are generic "

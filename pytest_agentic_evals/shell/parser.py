@@ -27,6 +27,7 @@ _SEPARATORS = frozenset({";", "&", "&&", "||", "|", "|&", "\n", ";;", ";&", ";;&
 _CASE_ENDS = frozenset({";;", ";&", ";;&"})
 _REDIRECTIONS = frozenset({"<", ">", ">>", ">|", "<>", "<&", ">&", "&>", "&>>", "<<", "<<<"})
 _INPUT_REDIRECTIONS = frozenset({"<", "<>"})
+_OUTPUT_REDIRECTIONS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 _KEYWORDS = frozenset(
     {"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "{", "}", "!", "coproc"}
 )
@@ -37,6 +38,7 @@ class RawCommand:
     words: list[str] = field(default_factory=list)
     scripts: list[str] = field(default_factory=list)  # substitutions, run before the command
     inputs: list[str] = field(default_factory=list)  # targets of input redirections
+    outputs: list[str] = field(default_factory=list)  # files output redirections write
     negated: bool = False  # "! cmd"
     dead: bool = False  # the script's own text shows it never runs
 
@@ -329,6 +331,8 @@ class Parser:
                 self.cur.scripts.extend(target.scripts)
                 if op in _INPUT_REDIRECTIONS:
                     self.cur.inputs.append(target.word)
+                if op in _OUTPUT_REDIRECTIONS:
+                    self.cur.outputs.append(target.word)
         elif op == "((" and not self.cur.words:
             self._skip_to_close(2)  # (( i++ )) is arithmetic, not a command
         elif op in ("(", "(("):

@@ -314,6 +314,10 @@ class Walker:
     def __init__(self) -> None:
         self.found: list[Found] = []
         self.extra_inputs: list[str] = []
+        self.written: list[tuple[str, str | None, str]] = []
+        """Files the script's output redirections write: each with the directory (relative to
+        the command's) it is written from (None: unknowable) and the program whose output it
+        holds ("" when none)."""
         self.scripts: list[str] = []
         self.steps = 0
 
@@ -415,6 +419,9 @@ class Walker:
             name, _, value = words.pop(0).partition("=")
             assigned[name] = value
             self.extra_inputs.append(value)
+        program = basename(words[0]) if words else ""
+        self.written += [(expand_references(word, scope.variables), scope.workdir, program)
+                         for word in event.outputs]
         if not words:
             scope.assign(f"{name}={value}" for name, value in assigned.items())
             self.extra_inputs.extend(inputs)
