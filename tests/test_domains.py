@@ -14,6 +14,7 @@ import http.server
 import json
 import shutil
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -501,6 +502,48 @@ def test_a_tunnel_carries_tls_or_http_and_every_host_its_requests_name_is_judged
     assert [m["host_header"] for m in report["host_mismatches"]] == [
         "evil.test", "evil.test", "allowed.test, evil.test"]
     assert report["malformed_requests"] == 4
+
+
+def client_hello(server_name: str | None) -> bytes:
+    """The first TLS record Python's own TLS client sends, asking for ``server_name``."""
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    tls = context.wrap_bio(incoming, outgoing, server_hostname=server_name)
+    with pytest.raises(ssl.SSLWantReadError):
+        tls.do_handshake()
+    return outgoing.read()
+
+
+def test_the_server_name_of_a_client_hello_is_read_strictly() -> None:
+    hello = client_hello("allowed.test")
+    assert proxy_requests.client_hello_server_name(hello) == "allowed.test"
+    assert proxy_requests.client_hello_server_name(client_hello(None)) is None
+    body = hello[proxy_requests.TLS_RECORD_HEADER:]
+    split = b"".join(bytes([0x16]) + hello[1:3] + len(part).to_bytes(2, "big") + part
+                     for part in (body[:40], body[40:]))
+    for broken in (hello[:-1], hello + b"\x00", split):
+        with pytest.raises(proxy_requests.BadRequest):
+            proxy_requests.client_hello_server_name(broken)
+
+
+def test_a_tls_tunnel_must_ask_for_the_host_it_was_opened_to(origin: int) -> None:
+    """A server behind an allowed name may serve a refused one too: a ClientHello asking for
+    another name than the tunnel's is refused, its tunnel closed before a byte goes on."""
+    connect = f"CONNECT allowed.test:{origin} HTTP/1.1\r\n\r\n".encode()
+    established = b"HTTP/1.1 200 Connection established\r\n\r\n"
+    with px.DomainProxy(dm.DomainPolicy(("allowed.test",)),
+                        px.local_hosts_from(LOCAL_HOSTS)) as proxy:
+        fronted = exchange(proxy, connect + client_hello("evil.test"))
+        split = exchange(proxy, connect + client_hello("allowed.test")[:60])
+        same = exchange(proxy, connect + client_hello("Allowed.Test."))
+    assert fronted == established and split == established
+    assert same.startswith(established) and len(same) > len(established)  # the origin answered
+    report = proxy.report()
+    assert [m["host_header"] for m in report["host_mismatches"]] == [
+        "TLS server name evil.test"]
+    assert "evil.test" in report["contacted"]
+    assert report["malformed_requests"] == 1
 
 
 def test_a_websocket_goes_through_a_tunnel_once_the_server_switches(

@@ -57,17 +57,22 @@ from pytest_agentic_evals.expectations.domains import (
 from pytest_agentic_evals.expectations.proxy_requests import (
     HEAD_END,
     MAX_HEAD_BYTES,
+    MAX_TLS_RECORD,
+    TLS_HANDSHAKE,
+    TLS_RECORD_HEADER,
     BadRequest,
     NonAsciiHost,
     ProxyRequest,
     RequestFramer,
     asked_host,
     body_length,
+    client_hello_server_name,
     client_text,
     header_host,
     host_headers,
     parse_request_head,
     parse_tunnelled_head,
+    tls_record_end,
 )
 
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY",
@@ -586,10 +591,26 @@ class DomainProxy:
             pending = client.recv(_CHUNK)
             if not pending:  # the client left without a word
                 return
-        if pending[:1] == b"\x16":  # a TLS record: a handshake
-            _relay(client, server, pending)
+        if pending[:1] == bytes([TLS_HANDSHAKE]):
+            pending = _read_record(client, pending)
+            if self._judge_client_hello(request, pending):
+                _relay(client, server, pending)
             return
         self._exchange(client, server, RequestFramer(), pending, request)
+
+    def _judge_client_hello(self, tunnel: ProxyRequest, record: bytes) -> bool:
+        """Whether a TLS tunnel may go: its ClientHello must ask for the tunnel's host (or for
+        none), as a server behind an allowed address may serve the other name too. A refused
+        tunnel is recorded and closed (a TLS client gets no HTTP answer)."""
+        try:
+            name = client_hello_server_name(record)
+        except BadRequest:
+            self._record.bad_request(tunnel.host)
+            return False
+        if name is None or asked_host(name) == tunnel.host:
+            return True
+        self._mismatch(tunnel, f"TLS server name {name}", [name])
+        return False
 
     def _exchange(self, client: socket.socket, server: socket.socket, framer: RequestFramer,
                   pending: bytes, tunnel: ProxyRequest | None) -> None:
@@ -769,6 +790,22 @@ def _read_head(sock: socket.socket) -> tuple[bytes | None, bytes]:
         if not chunk:
             return None, buffer
         buffer += chunk
+
+
+def _read_record(sock: socket.socket, data: bytes) -> bytes:
+    """``data``, the start of a TLS record, with the rest of that record read after it (what
+    came before the timeout, or a record too large, is left as it is: not a whole record)."""
+    while (end := tls_record_end(data)) is None or len(data) < end:
+        if len(data) > MAX_TLS_RECORD + TLS_RECORD_HEADER:
+            return data
+        try:
+            chunk = sock.recv(_CHUNK)
+        except OSError:
+            return data
+        if not chunk:
+            return data
+        data += chunk
+    return data
 
 
 def _relay(client: socket.socket, server: socket.socket, pending: bytes) -> None:

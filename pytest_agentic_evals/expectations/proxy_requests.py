@@ -386,3 +386,82 @@ class RequestFramer:
             return None
         line, self._buffer = self._buffer[:end + 1], self._buffer[end + 1:]
         return line
+
+
+# ---------------------------------------------------------------------------------------------
+# The server name a TLS client asks for
+# ---------------------------------------------------------------------------------------------
+
+TLS_HANDSHAKE = 0x16
+TLS_RECORD_HEADER = 5
+MAX_TLS_RECORD = 16 * 1024 + 256  # a record's plaintext, and what a sender may add to it
+_CLIENT_HELLO = 0x01
+_SERVER_NAME_EXTENSION = 0x0000
+_HOST_NAME = 0x00
+
+
+def tls_record_end(data: bytes) -> int | None:
+    """Where the TLS record that ``data`` starts with ends, once its header is there."""
+    if len(data) < TLS_RECORD_HEADER:
+        return None
+    return TLS_RECORD_HEADER + int.from_bytes(data[3:5], "big")
+
+
+class _Reader:
+    """Length-prefixed fields of a TLS message, read strictly: a short field raises
+    BadRequest."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data, self.at = data, 0
+
+    def take(self, size: int) -> bytes:
+        if self.at + size > len(self.data):
+            raise BadRequest("the TLS ClientHello is cut short")
+        chunk = self.data[self.at:self.at + size]
+        self.at += size
+        return chunk
+
+    def number(self, size: int) -> int:
+        return int.from_bytes(self.take(size), "big")
+
+    def field(self, size: int) -> _Reader:
+        """The field after a ``size``-byte length, as a reader of its own."""
+        return _Reader(self.take(self.number(size)))
+
+    def done(self) -> bool:
+        return self.at == len(self.data)
+
+
+def client_hello_server_name(record: bytes) -> str | None:
+    """The host name a TLS ClientHello asks for (its server_name extension), from the first
+    record of a tunnel; None when it names none (a client connecting to an address). Raises
+    BadRequest for a record that is not one whole ClientHello: the proxy does not guess at a
+    handshake split over records to hide its server name."""
+    if record[:1] != bytes([TLS_HANDSHAKE]) or tls_record_end(record) != len(record):
+        raise BadRequest("the tunnel's first TLS record is not one whole handshake record")
+    message = _Reader(record[TLS_RECORD_HEADER:])
+    if message.number(1) != _CLIENT_HELLO:
+        raise BadRequest("the tunnel's first TLS message is not a ClientHello")
+    hello = message.field(3)
+    if not message.done():
+        raise BadRequest("the tunnel's first TLS record holds more than its ClientHello")
+    hello.take(2 + 32)  # the version and the random
+    hello.field(1)  # the session id
+    hello.field(2)  # the cipher suites
+    hello.field(1)  # the compression methods
+    if hello.done():
+        return None  # no extensions at all
+    extensions = hello.field(2)
+    names: list[str] = []
+    while not extensions.done():
+        kind, body = extensions.number(2), extensions.field(2)
+        if kind != _SERVER_NAME_EXTENSION:
+            continue
+        entries = body.field(2)
+        while not entries.done():
+            name_type, name = entries.number(1), entries.field(2)
+            if name_type == _HOST_NAME:
+                names.append(name.take(len(name.data)).decode("latin-1"))
+    if len(names) > 1:
+        raise BadRequest("the TLS ClientHello names more than one server")
+    return names[0] if names else None
