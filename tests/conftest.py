@@ -404,9 +404,8 @@ class _Hello(http.server.BaseHTTPRequestHandler):
 
 
 @contextlib.contextmanager
-def hello_origin() -> Iterator[int]:
-    """An HTTP server on a free loopback port (yielded) that answers every GET with hello."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hello)
+def serving(server: http.server.HTTPServer) -> Iterator[int]:
+    """``server`` answering in a thread of its own, for the test's duration; its port."""
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -415,3 +414,8 @@ def hello_origin() -> Iterator[int]:
         server.shutdown()
         server.server_close()
         thread.join(5)
+
+
+def hello_origin() -> contextlib.AbstractContextManager[int]:
+    """An HTTP server on a free loopback port (yielded) that answers every GET with hello."""
+    return serving(http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hello))

@@ -35,7 +35,7 @@ from pytest_agentic_evals.loading import fixture_from_data
 from pytest_agentic_evals.loading.fixture import FixtureError, fixture_schema
 from pytest_agentic_evals.schemas import schema_text
 
-from conftest import MODES, Skill, hello_origin, make_skill, run_cli, skill_fixture
+from conftest import MODES, Skill, hello_origin, make_skill, run_cli, serving, skill_fixture
 
 CURL = shutil.which("curl")
 needs_curl = pytest.mark.skipif(CURL is None, reason="curl is not installed")
@@ -383,15 +383,8 @@ def listening(address: str = "127.0.0.1") -> Iterator[int]:
     class Server(http.server.ThreadingHTTPServer):
         address_family = socket.AF_INET6 if ":" in address else socket.AF_INET
 
-    server = Server((address, 0), _KeepAlive)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server.server_address[1]
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
+    with serving(Server((address, 0), _KeepAlive)) as port:
+        yield port
 
 
 @pytest.fixture

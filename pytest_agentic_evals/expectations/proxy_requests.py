@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 from pytest_agentic_evals.expectations.domains import normalise_host
 
@@ -140,12 +140,7 @@ def parse_request_head(head: bytes) -> ProxyRequest:
         return ProxyRequest("CONNECT", host, port, version, "", headers)
     if target.startswith("/"):
         raise BadRequest("not a proxy request: the target must be an absolute http:// URL")
-    try:
-        url = urlsplit(target)
-        port = url.port or 80
-    except ValueError as exc:
-        raise BadRequest(f"malformed URL {target[:100]!r}: {exc}") from None
-    _ascii_host(url.netloc)
+    url, port = _split_url(target, 80)
     if url.scheme.lower() != "http":
         raise BadRequest(f"only http:// URLs are forwarded (use CONNECT for others): "
                          f"{target[:100]!r}")
@@ -156,6 +151,18 @@ def parse_request_head(head: bytes) -> ProxyRequest:
     if url.query:
         path += "?" + url.query
     return ProxyRequest(method, found, port, version, path, headers)
+
+
+def _split_url(target: str, default_port: int) -> tuple[SplitResult, int]:
+    """An absolute URL target and its port; BadRequest for a malformed one or a host that is
+    not ASCII."""
+    try:
+        url = urlsplit(target)
+        port = url.port or default_port
+    except ValueError as exc:
+        raise BadRequest(f"malformed URL {target[:100]!r}: {exc}") from None
+    _ascii_host(url.netloc)
+    return url, port
 
 
 def parse_tunnelled_head(head: bytes) -> ProxyRequest:
@@ -171,12 +178,7 @@ def parse_tunnelled_head(head: bytes) -> ProxyRequest:
         raise BadRequest("a CONNECT inside a tunnel is not forwarded")
     if target.startswith("/") or target == "*":
         return ProxyRequest(method, "", 0, version, target, headers)
-    try:
-        url = urlsplit(target)
-        port = url.port or 0
-    except ValueError as exc:
-        raise BadRequest(f"malformed URL {target[:100]!r}: {exc}") from None
-    _ascii_host(url.netloc)
+    url, port = _split_url(target, 0)
     found = normalise_host(url.hostname or "") if url.scheme and url.netloc else None
     if found is None:
         raise BadRequest(f"no valid host in {target[:100]!r}")
@@ -337,23 +339,14 @@ class RequestFramer:
             _, _, version, headers = split_head(head)
             self._start_body(body_length(version, headers))
             return "head", head
-        if state == "length":
+        if state in ("length", "data"):  # a sized body, or a chunk's data
             if not buffer:
                 return None
             piece = buffer[:self._remaining]
             self._buffer = buffer[len(piece):]
             self._remaining -= len(piece)
             if not self._remaining:
-                self._state = "end"
-            return "body", piece
-        if state == "data":
-            if not buffer:
-                return None
-            piece = buffer[:self._remaining]
-            self._buffer = buffer[len(piece):]
-            self._remaining -= len(piece)
-            if not self._remaining:
-                self._state = "data-end"
+                self._state = "end" if state == "length" else "data-end"
             return "body", piece
         if state == "data-end":
             if len(buffer) < 2:
