@@ -469,14 +469,15 @@ def test_only_the_workspace_scratch_tmp_home_and_declared_paths_are_writable(
     assert (hidden / "secret.txt").read_text() == "the runner's\n"
 
 
-@pytest.mark.parametrize("broad", ["the-parent", "tmp"])
+@pytest.mark.parametrize("broad", ["the-parent", "tmp", "a-link-to-the-parent"])
 def test_a_broad_writable_path_shows_nothing_the_sandbox_hides_and_leaves_the_skill_read_only(
     sandboxed: Sandboxed, tmp_path: Path, visible: Path, broad: str
 ) -> None:
     """A declared writable path above what the runner hides or keeps read-only (its run
     directories, the probe key, the skill directory, its own installation, an earlier report)
     is bound first: everything hidden or read-only inside it stays so."""
-    parent = visible if broad == "the-parent" else tmp_path
+    parent = tmp_path if broad == "tmp" else visible / "parent"
+    parent.mkdir(exist_ok=True)
     hidden, skill = parent / "run-dir", parent / "skill"
     for directory in (hidden, skill):
         directory.mkdir()
@@ -484,7 +485,10 @@ def test_a_broad_writable_path_shows_nothing_the_sandbox_hides_and_leaves_the_sk
     (skill / "run.sh").write_text("echo honest\n")
     report = parent / "report.json"
     report.write_text('{"readiness": "NOT_READY"}')
-    writable = visible if broad == "the-parent" else Path(tempfile.gettempdir())
+    writable = {"the-parent": visible, "tmp": Path(tempfile.gettempdir()),
+                "a-link-to-the-parent": visible / "link"}[broad]
+    if broad == "a-link-to-the-parent":  # ../inst -> what the runner keeps read-only
+        writable.symlink_to("parent")
     script = (f"ls -A {hidden}; cat {hidden}/secret.txt; echo forged > {skill}/run.sh; "
               f"echo forged > {report}; echo made > {parent}/made; echo done")
     result = sandboxed(["sh", "-c", script], writable=(writable,), protected=(skill,),

@@ -222,10 +222,13 @@ def bwrap_arguments(plan: MountPlan) -> list[str]:
 
     # Declared writable paths first: one above what the runner hides or keeps read-only (the
     # host's /tmp, a home directory, a checkout holding the skill) would otherwise cover those
-    # mounts with the real, writable tree. Everything below is mounted inside them.
-    for path in plan.writable:
+    # mounts with the real, writable tree. Everything below is mounted inside them. Each is
+    # bound at its real path: a link (../inst -> the runner's checkout) makes writable what
+    # it leads to, whatever its own name says.
+    writable_dirs = [_real(path) for path in plan.writable]
+    for path in writable_dirs:
         args += ["--bind", str(path), str(path)]
-    shown: list[Path] = list(plan.writable)
+    shown: list[Path] = list(writable_dirs)
 
     def visible(path: Path) -> bool:
         if any(_under(path, s) for s in shown):
@@ -236,25 +239,31 @@ def bwrap_arguments(plan: MountPlan) -> list[str]:
         return not any(_under(real, c) for c in covered)
 
     def writable(path: Path) -> bool:
-        return any(_under(path, w) for w in plan.writable)
+        return any(_under(path, w) or _under(_real(path), w) for w in writable_dirs)
 
     files = []
     for path in plan.hidden:
-        if os.path.isdir(path) and visible(path):
+        # Whether or not a writable path seems to lead there: a link swapped between this plan
+        # and bwrap's mounts must not uncover it either (in a private /tmp it costs nothing).
+        if os.path.isdir(path):
             args += ["--tmpfs", str(path)]
             covered.append(path)
         elif os.path.isfile(path):
             files.append(path)
     # Outermost first: what lies inside a path shown again is shown with it. A protected path
-    # inside a declared writable one is bound again, read-only: the skill's original files and
-    # the runner's installation are not the trial's to change.
+    # is always bound again, read-only: the skill's original files and the runner's
+    # installation are not the trial's to change, whatever a writable path leads to.
     for path in sorted((*plan.readable, *plan.protected), key=lambda p: len(p.parts)):
-        if os.path.exists(path) and (
-                not visible(path) or (path in plan.protected and writable(path))):
+        if os.path.exists(path) and (not visible(path) or path in plan.protected):
             args += ["--ro-bind", str(path), str(path)]
             shown.append(path)
     if plan.lower is None or plan.work is None:
         args += ["--bind", str(plan.workspace), str(plan.workspace)]
+        # A workspace in place binds the real tree again: what it holds of the runner's
+        # installation (a checkout evaluating itself) is read-only once more.
+        args += [arg for path in plan.protected
+                 if path != plan.workspace and _under(path, plan.workspace) and path.exists()
+                 for arg in ("--ro-bind", str(path), str(path))]
     args += ["--bind", str(plan.scratch), str(plan.scratch)]
     if plan.lower is not None and plan.work is not None:
         args += ["--overlay-src", str(plan.lower),
