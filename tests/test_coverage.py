@@ -364,3 +364,24 @@ def test_a_live_companion_may_only_name_seams_one_of_the_two_declares(skill: Ski
     assert str(caught.value).endswith(
         f"(declared: none); its main fixture {skill.fixtures / 'agentic_eval.json'} cannot be "
         "read")
+
+
+@pytest.mark.parametrize("kind", ["scaffold", "runner_selftest"])
+def test_a_fixture_exempt_from_the_contract_guards_no_seam(skill: Skill, kind: str) -> None:
+    """Its cases need not run the skill: ["false"] exiting 1 would otherwise cover a seam."""
+    nothing = {"name": "escapes", "type": "negative", "seams": ["greeting"],
+               "command": ["false"], "expected": {"exit_code": 1}}
+    skill.write(seamed([greets("greets", seams=[])]))
+    skill.write({"version": 2, "skill": "greeter", "eval_kind": kind, "trials": 2,
+                 "cases": [nothing]}, name="agentic_eval_live.json")
+    code, report, _ = coverage("show", str(skill.root))
+    main = report["skills"][0]["fixtures"][0]
+    assert (code, report["verdict"], main["seams"][0]["status"]) == (1, "CRITICAL_GAP",
+                                                                     "uncovered")
+    assert [f["code"] for f in main["findings"]].count("exempt_guards") == 1
+    # The same in a fixture of its own, declaring the seam itself.
+    (skill.fixtures / "agentic_eval_live.json").unlink()
+    skill.write({"version": 2, "skill": "greeter", "eval_kind": kind, "trials": 2,
+                 "seams": [GREETING], "cases": [nothing]})
+    code, report, _ = coverage("show", str(skill.root))
+    assert (code, report["verdict"]) == (1, "CRITICAL_GAP")

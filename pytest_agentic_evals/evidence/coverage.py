@@ -256,6 +256,12 @@ def fixture_coverage(
     findings = _undeclared_seams(
         fixture, {str(seam.get("seam_id")) for _, seam in declared} | set(inherited))
     invalid = bool(findings)
+    for exempt in (fixture, companion):
+        if exempt is not None and exempt.exempt_from_contract and \
+                any(case.seams for case in exempt.cases):
+            findings.append({"severity": "high", "code": "exempt_guards", "finding": (
+                f"{display_path(exempt.path)} is eval_kind {exempt.eval_kind!r}, exempt from "
+                "the contract: its cases need not run the skill, so they guard no seam")})
     records = registry.get("regressions", [])
     seams = []
     for _, declaration in declared:
@@ -288,6 +294,10 @@ def fixture_coverage(
 
 
 def _guards(fixture: Fixture, shown: str | None = None) -> list[_Guard]:
+    """The fixture's cases that name seams, as guards; none for a fixture exempt from the
+    contract (``scaffold``, ``runner_selftest``), whose cases need not run the skill at all."""
+    if fixture.exempt_from_contract:
+        return []
     stored = probe_store.load(fixture)
     return [dataclasses.replace(_guard(case, stored[case.name]), fixture=shown)
             for case in fixture.cases if case.seams]
