@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
 import subprocess
+import tempfile
 import uuid
 from datetime import date, timedelta
 from pathlib import Path
@@ -415,8 +417,11 @@ def test_verify_catches_vacuous_guards(skill: Skill) -> None:
         "stderr": {"reproduce-old-bug.sh": True}}
     assert found["fixture-rejected"]["fail_before_fix"]["signatures_found"] == {
         "stderr": {"rejected.json": True}}
-    assert found["hangs"]["fail_before_fix"]["timed_out"] is True
-    assert found["hangs"]["fail_before_fix"]["left_behind_processes"]
+    hung = found["hangs"]["fail_before_fix"]
+    assert hung["timed_out"] is True
+    # Sandboxed, the proof's PID namespace ends with it: what it started dies there, else it
+    # is found and killed.
+    assert hung["isolation"]["sandbox"] == "bwrap" or hung["left_behind_processes"]
     assert subprocess.run(["pgrep", "-f", marker], capture_output=True).returncode == 1
     assert "NOT_VERIFIED  edited-expectation: cannot demonstrate fail-before-fix" in result.stdout
     assert report["summary"] == {"active": 9, "verified": 1, "not_verified": 8, "skipped": 0}
@@ -466,6 +471,29 @@ def test_verify_is_not_fooled_by_a_proof_that_fails_on_its_own(skill: Skill) -> 
         # The declared exit status and signature were there: only these rules catch them.
         assert all(all(found.values()) for found in
                    entry["fail_before_fix"]["signatures_found"].values()), regression_id
+
+
+def test_a_proof_runs_in_the_sandbox_like_a_trial(skill: Skill, tmp_path: Path) -> None:
+    """A registry may be written by the agent under evaluation: its proof must not reach
+    what a trial cannot (the skill's files, the rest of the machine, the runner's runs)."""
+    greeter(skill.root)
+    outside = Path(tempfile.mkdtemp(prefix="proof-", dir="/var/tmp"))
+    try:
+        (skill.fixtures / "escape.sh").write_text(
+            f"touch ../forged {outside}/forged; ls $TMPDIR/..; "
+            "echo \"wrote $AGENTIC_EVALS_PROOF_DIR\" > $AGENTIC_EVALS_PROOF_DIR/note; "
+            "cat $AGENTIC_EVALS_PROOF_DIR/note; exit 1\n")
+        write_registry(skill, registry(record(fail_before_fix=proof(
+            proof_command=["bash", "escape.sh"],
+            expected={"exit_code": 1, "stdout_contains": ["wrote "]}))))
+        _, report = verify(skill)
+        ran = verdicts(report)["name-dropped"]["fail_before_fix"]
+        assert ran["isolation"]["sandbox"] == "bwrap", ran
+        assert ran["exit_code"] == 1 and "wrote " in ran["stdout"]["head"]
+        assert "Read-only file system" in ran["stderr"]["head"]
+        assert not (skill.root / "forged").exists() and not (outside / "forged").exists()
+    finally:
+        shutil.rmtree(outside, ignore_errors=True)
 
 
 def test_verify_requires_the_retained_case_to_pass_on_the_current_code(skill: Skill) -> None:

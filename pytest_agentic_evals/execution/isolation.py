@@ -110,6 +110,32 @@ def launch(
     return Launched(isolation, process=process, domains=net.domains())
 
 
+def launch_proof(argv: list[str], *, cwd: Path, env: Mapping[str, str], timeout: float,
+                 scratch: Path, output: Path, skill_dir: Path,
+                 settings: SandboxSettings) -> Launched:
+    """A command that is not a trial (a regression's proof), isolated as a trial is: sandboxed
+    when the run's setting and the machine allow, with only ``scratch`` writable, the skill
+    directory and its working directory read-only, the runner's own files hidden, and the
+    host's network (a proof is not judged on what it contacts). A proof comes from the skill's
+    registry, which the agent under evaluation may have written: it is no more trusted than a
+    trial."""
+    decision = decide(settings, None, "")
+    bwrap, reason = _sandbox_for(decision)
+    isolation: dict[str, Any] = {"sandbox": "bwrap" if bwrap else "none",
+                                 "setting": decision.mode, "network": "host", "reason": reason}
+    if decision.mode == "required" and bwrap is None:
+        return Launched(isolation, blocked=reason)
+    if bwrap is None:
+        process = run_process(argv, cwd=cwd, env=env, timeout=timeout, output_dir=output)
+    else:
+        plan = MountPlan(workspace=scratch, scratch=scratch, cwd=cwd, network="host",
+                         readable=(skill_dir, cwd), protected=runner_installation(),
+                         hidden=(runs_root(), key_directory(), *settings.hidden))
+        process = run_confined(argv, cwd=cwd, env=env, timeout=timeout, output_dir=output,
+                               plan=plan, bwrap=bwrap)
+    return Launched(isolation, process=process)
+
+
 def _runners_own(paths: tuple[Path, ...]) -> list[str]:
     """The declared writable paths that lie in the runner's run directories or in its key
     directory: no trial may write there, sandboxed or not (it would reach other trials'

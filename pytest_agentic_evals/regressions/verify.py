@@ -10,6 +10,7 @@ case against the current code, which must pass. The CLI and the pytest items sha
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import shutil
 from collections.abc import Callable, Mapping, Sequence
@@ -18,12 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from pytest_agentic_evals.execution.environment import RunSettings, runner_environment
-from pytest_agentic_evals.execution.process import ProcessResult, run_process
+from pytest_agentic_evals.execution.isolation import Launched, launch_proof
+from pytest_agentic_evals.execution.process import ProcessResult
 from pytest_agentic_evals.execution.trial import run_trial
 from pytest_agentic_evals.expectations.builtin import ExpectationKind
 from pytest_agentic_evals.expectations.output import excerpt, search_stream
 from pytest_agentic_evals.jsonio import display_path
-from pytest_agentic_evals.model import PASS, Fixture
+from pytest_agentic_evals.model import PASS, Fixture, skill_dir_for
 from pytest_agentic_evals.redaction import Redactor
 from pytest_agentic_evals.regressions.registry import (
     ACTIVE,
@@ -76,8 +78,13 @@ def run_proof(regression: Regression, settings: RunSettings) -> dict[str, Any]:
     scratch.mkdir(parents=True)
     env = proof_environment(regression, settings, scratch)
     timeout = proof.timeout_seconds or settings.default_timeout
-    process = run_process(proof.argv, cwd=proof.cwd, env=env, timeout=timeout,
-                          output_dir=base / "output")
+    launched = launch_proof(list(proof.argv), cwd=proof.cwd, env=env, timeout=timeout,
+                            scratch=scratch, output=base / "output",
+                            skill_dir=skill_dir_for(regression.retained_fixture),
+                            settings=settings.sandbox)
+    if launched.process is None:
+        return _not_run(proof, launched, base)
+    process = launched.process
     signatures = {
         stream: dict.fromkeys(wanted, False)
         for stream, wanted in (("stdout", proof.stdout_contains),
@@ -103,11 +110,25 @@ def run_proof(regression: Regression, settings: RunSettings) -> dict[str, Any]:
         "stdout": excerpt(process.stdout_path, hidden),
         "stderr": excerpt(process.stderr_path, hidden),
         "output_dir": str(base / "output"),
+        "isolation": launched.isolation,
     }
     if verified and not settings.keep_passed_workspaces:
         shutil.rmtree(base, ignore_errors=True)
         result["output_dir"] = None
     return hidden.document(result)
+
+
+def _not_run(proof: Proof, launched: Launched, base: Path) -> dict[str, Any]:
+    """The result of a proof that could not run where it must (a sandbox required and none
+    here): not verified, with the reason."""
+    return {
+        "argv": list(proof.argv), "cwd": display_path(proof.cwd), "expected": proof.expected(),
+        "verified": False, "exit_code": None, "timed_out": False, "duration_ms": 0,
+        "left_behind_processes": [], "signatures_found": {},
+        "problems": [f"the proof did not run: {launched.blocked}"],
+        "stdout": excerpt(Path(os.devnull)), "stderr": excerpt(Path(os.devnull)),
+        "output_dir": str(base / "output"), "isolation": launched.isolation,
+    }
 
 
 def _exit_problems(process: ProcessResult, proof: Proof, timeout: float) -> list[str]:
