@@ -614,6 +614,10 @@ def test_a_regular_expression_some_text_fails_is_accepted(
     ["bash", "../run.sh", "../data/sample.csv"],
     ["bash", "-c", "cd .. && ./run.sh data/sample.csv"],
     ["bash", "../run.sh", "--input=sample.csv"],
+    ["bash", "-c", "../run.sh \"$PWD/sample.csv\""],
+    ["bash", "-c", "../run.sh \"$(pwd)\"/sample.csv"],
+    ["bash", "-c", "../run.sh ~+/sample.csv"],
+    ["bash", "-c", "../run.sh sample.{csv,none}"],
 ])
 def test_canned_data_from_the_fixture_folder_is_a_stub_whatever_its_name(
     command: list[str], fixture_data: dict, skill: Skill

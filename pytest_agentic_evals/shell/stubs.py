@@ -21,6 +21,10 @@ _EXTENSION = re.compile(r"[^./]\.[A-Za-z0-9]{1,8}$")
 _CHUNK = re.compile(r"[^\s'\"(),;=<>|&]+")
 # A glob in a word is expanded to see what it names; past this many matches it is not.
 _MAX_GLOB_MATCHES = 200
+# Spellings of the directory a command runs in, at the start of a word.
+_HERE = re.compile(r"^(?:\$PWD|\$\{PWD\}|\$\(pwd\)|`pwd`|~\+)(?=/|$)")
+# One brace expansion (canned.{txt,csv}): each alternative is looked up.
+_BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")
 
 
 def _name_parts(component: str) -> set[str]:
@@ -67,6 +71,12 @@ def _lands_in_fixture_folder(word: str, directory: Path, skill_dir: Path) -> boo
         word = word.partition("=")[2]
     if not word or "\x00" in word or "://" in word:
         return False
+    word = _HERE.sub(lambda _: str(directory), word)
+    braces = _BRACES.search(word)
+    if braces is not None:
+        return any(_lands_in_fixture_folder(word[:braces.start()] + choice + word[braces.end():],
+                                            directory, skill_dir)
+                   for choice in braces.group(1).split(",")[:_MAX_GLOB_MATCHES])
     pattern = os.path.join(directory, word)
     paths = glob.glob(pattern)[:_MAX_GLOB_MATCHES] if glob.has_magic(word) else [pattern]
     root = os.path.realpath(skill_dir)
