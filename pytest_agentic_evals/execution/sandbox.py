@@ -181,8 +181,8 @@ class MountPlan:
     """Paths that stay visible read-only even inside a hidden directory (the skill directory
     and the working directory)."""
     protected: tuple[Path, ...] = ()
-    """Paths that stay read-only even inside a declared writable path: the skill directory
-    (whose trials work on a copy) and the runner's installation."""
+    """Paths bound read-only again after the declared writable paths, whatever those lead to:
+    the skill directory (whose trials work on a copy) and the runner's installation."""
     hidden: tuple[Path, ...] = ()
     """What the runner keeps to itself: a directory is replaced by an empty one (run
     directories), a file is shown empty and read-only (a report from an earlier run)."""
@@ -201,8 +201,9 @@ def _real(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
-def bwrap_arguments(plan: MountPlan) -> list[str]:
-    """The bwrap options of a trial (without the command)."""
+def _base_arguments(plan: MountPlan) -> tuple[list[str], list[Path]]:
+    """The namespaces, the read-only file system with its private parts, and what those
+    private parts cover."""
     args = ["--unshare-pid", "--die-with-parent", "--as-pid-1"]
     if plan.network != "host":
         args.append("--unshare-net")
@@ -219,7 +220,12 @@ def bwrap_arguments(plan: MountPlan) -> list[str]:
         # outside the sandbox. The resolver configuration there is of no use without a network.
         args += ["--tmpfs", "/run"]
         covered.append(Path("/run"))
+    return args, covered
 
+
+def bwrap_arguments(plan: MountPlan) -> list[str]:
+    """The bwrap options of a trial (without the command)."""
+    args, covered = _base_arguments(plan)
     # Declared writable paths first: one above what the runner hides or keeps read-only (the
     # host's /tmp, a home directory, a checkout holding the skill) would otherwise cover those
     # mounts with the real, writable tree. Everything below is mounted inside them. Each is
