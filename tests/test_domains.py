@@ -197,8 +197,8 @@ def test_the_proxy_answers_garbage_with_400_and_records_no_host() -> None:
         assert b"absolute http:// URL" in exchange(proxy, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
         assert exchange(proxy, b"GET http://allowed.test/ HTTP/1.1\r\n").startswith(
             b"HTTP/1.1 400 ")  # the head never ended
-        assert exchange(proxy, b"GET http://allowed.test/" + b"a" * (px.MAX_HEAD_BYTES + 10)
-                        ).startswith(b"HTTP/1.1 400 ")
+        oversized = b"GET http://allowed.test/" + b"a" * (proxy_requests.MAX_HEAD_BYTES + 10)
+        assert exchange(proxy, oversized).startswith(b"HTTP/1.1 400 ")
         assert exchange(proxy, b"") == b""  # connected and left: nothing to record
     report = proxy.report()
     assert report["malformed_requests"] == 4

@@ -41,7 +41,6 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_agentic_evals.execution.relay import pump
 from pytest_agentic_evals.expectations.domains import (
     ENFORCED_NOTE,
     LOCAL_RULE,
@@ -54,12 +53,19 @@ from pytest_agentic_evals.expectations.domains import (
     normalise_host,
     rules_report,
 )
+from pytest_agentic_evals.expectations.proxy_io import (
+    CHUNK,
+    MAX_LINGER_BYTES,
+    Exchange,
+    ProxyRecord,
+    own_address,
+    read_head,
+    read_record,
+    relay,
+    reply,
+)
 from pytest_agentic_evals.expectations.proxy_requests import (
-    HEAD_END,
-    MAX_HEAD_BYTES,
-    MAX_TLS_RECORD,
     TLS_HANDSHAKE,
-    TLS_RECORD_HEADER,
     BadRequest,
     NonAsciiHost,
     ProxyRequest,
@@ -72,7 +78,6 @@ from pytest_agentic_evals.expectations.proxy_requests import (
     host_headers,
     parse_request_head,
     parse_tunnelled_head,
-    tls_record_end,
 )
 
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY",
@@ -89,9 +94,6 @@ MAX_CONNECTIONS = 128
 IO_TIMEOUT_SECONDS = 30.0
 CONNECT_TIMEOUT_SECONDS = 10.0
 STOP_TIMEOUT_SECONDS = 5.0
-LINGER_SECONDS = 1.0
-MAX_LINGER_BYTES = 1024 * 1024
-_CHUNK = 64 * 1024
 _STATUS_LINE_BYTES = 1024
 _SWITCHED = re.compile(rb"HTTP/1\.[01] 101[ \r\n]")
 
@@ -136,144 +138,6 @@ def proxy_environment(env: Mapping[str, str], url: str) -> dict[str, str]:
 # ---------------------------------------------------------------------------------------------
 
 
-class _Record:
-    """What the trial asked the proxy for; shared by the connection threads."""
-
-    def __init__(self, max_hosts: int) -> None:
-        self.lock = threading.Lock()
-        self.max_hosts = max_hosts
-        self.contacted: dict[str, None] = {}  # insertion-ordered set
-        self.violations: dict[str, dict[str, Any]] = {}
-        self.requests = 0
-        self.refused = 0
-        self.malformed = 0
-        self.hosts_not_listed = 0
-        self.violations_not_listed = 0
-        self.errors: list[str] = []
-        self.mismatches: list[dict[str, Any]] = []
-
-    def _contact(self, host: str) -> None:
-        """``host`` was asked for (under the lock)."""
-        if host not in self.contacted:
-            if len(self.contacted) < self.max_hosts:
-                self.contacted[host] = None
-            else:
-                self.hosts_not_listed += 1
-
-    def request(self, request: ProxyRequest, decision: Decision) -> None:
-        with self.lock:
-            self.requests += 1
-            self._contact(request.host)
-        if not decision.allowed:
-            self.refusal(request, decision)
-
-    def refusal(self, request: ProxyRequest, decision: Decision) -> None:
-        """A refusal of a request recorded already (refused after its rules let it go)."""
-        with self.lock:
-            self.refused += 1
-            seen = self.violations.get(request.host)
-            if seen is not None:
-                seen["count"] += 1
-            elif len(self.violations) < self.max_hosts:
-                self.violations[request.host] = {
-                    "host": request.host, "port": request.port, "method": request.method,
-                    "rule": decision.rule, "entry": decision.entry, "count": 1,
-                }
-            else:
-                self.violations_not_listed += 1
-
-    def mismatch(self, request: ProxyRequest, named: str, hosts: list[str]) -> None:
-        """A request refused because it names ``hosts`` besides its target: each of them was
-        asked for too."""
-        with self.lock:
-            self.requests += 1
-            self.refused += 1
-            for host in (request.host, *hosts):
-                self._contact(host)
-            if len(self.mismatches) < self.max_hosts:
-                self.mismatches.append({"host": request.host, "port": request.port,
-                                        "method": request.method, "host_header": named})
-
-    def bad_request(self, asked: str | None = None) -> None:
-        """A request answered 400; ``asked``, the host it named, when it named one."""
-        with self.lock:
-            self.malformed += 1
-            if asked is not None:
-                self._contact(asked)
-
-    def error(self, message: str) -> None:
-        with self.lock:
-            if len(self.errors) < 20:
-                self.errors.append(message)
-
-
-class _Exchange:
-    """Where one request's way through the proxy stands (see ``DomainProxy._exchange``)."""
-
-    def __init__(self, client: socket.socket, server: socket.socket, framer: RequestFramer,
-                 tunnel: ProxyRequest | None) -> None:
-        self.client, self.server, self.framer, self.tunnel = client, server, framer, tunnel
-        self.selector: selectors.BaseSelector | None = None
-        self.sent = tunnel is None
-        """Whether the request's head went to the server."""
-        self.phase = "request"
-        """``request`` while it is forwarded, then ``later`` (what follows is only judged),
-        or ``upgrading`` between a WebSocket upgrade and the server's answer to it."""
-        self.websocket = False
-        self.answer = b""
-        self.client_open = self.server_open = True
-        self.linger_until: float | None = None
-        self.lingered = 0
-
-    def register(self, sock: socket.socket) -> None:
-        assert self.selector is not None
-        self.selector.register(sock, selectors.EVENT_READ)
-
-    def unregister(self, sock: socket.socket) -> None:
-        assert self.selector is not None
-        with contextlib.suppress(KeyError):
-            self.selector.unregister(sock)
-
-    def client_closed(self) -> None:
-        """The client is done sending: the server is told."""
-        self.client_open = False
-        self.unregister(self.client)
-        if self.server_open:
-            self.server.shutdown(socket.SHUT_WR)
-
-    def server_closed(self) -> None:
-        """The server is done: the client is told, and what it still sends is read (and
-        judged) for a while, so that closing does not reset the answer before it is read."""
-        self.server_open = False
-        self.unregister(self.server)
-        self.client.shutdown(socket.SHUT_WR)
-        if self.client_open:
-            self.linger_until = time.monotonic() + LINGER_SECONDS
-
-
-def _reply(
-    sock: socket.socket, status: int, reason: str, text: str, linger: bool = True
-) -> None:
-    body = f"agentic-evals domain proxy: {text}\n".encode()
-    head = (f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/plain; charset=utf-8\r\n"
-            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
-    with contextlib.suppress(OSError):  # a client that went away has nobody left to tell
-        sock.sendall(head + body)
-        if not linger:
-            return
-        # Closing with unread bytes (a request body, the rest of an oversized head) resets
-        # the connection, and the reset can destroy the answer before the client reads it:
-        # say we are done, then read and drop what still comes, within bounds.
-        sock.shutdown(socket.SHUT_WR)
-        sock.settimeout(LINGER_SECONDS)
-        deadline, drained = time.monotonic() + LINGER_SECONDS, 0
-        while drained < MAX_LINGER_BYTES and time.monotonic() < deadline:
-            chunk = sock.recv(_CHUNK)
-            if not chunk:
-                break
-            drained += len(chunk)
-
-
 class DomainProxy:
     """One trial's proxy.  ``start()`` before the trial, ``stop()`` after it (also on errors:
     use it as a context manager), then ``report()``."""
@@ -287,7 +151,7 @@ class DomainProxy:
     ) -> None:
         self.policy = policy
         self.local_hosts = dict(local_hosts) if local_hosts is not None else None
-        self._record = _Record(max_hosts)
+        self._record = ProxyRecord(max_hosts)
         self._lock = threading.Lock()
         self._stopping = False
         self._sockets: set[socket.socket] = set()
@@ -446,7 +310,7 @@ class DomainProxy:
                 thread.start()
                 return
         if busy:
-            _reply(client, 503, "Service Unavailable", "too many open connections", linger=False)
+            reply(client, 503, "Service Unavailable", "too many open connections", linger=False)
         client.close()
 
     def _handle(self, client: socket.socket) -> None:
@@ -465,21 +329,21 @@ class DomainProxy:
                 sock.close()
 
     def _serve(self, client: socket.socket, upstream: list[socket.socket]) -> None:
-        head, rest = _read_head(client)
+        head, rest = read_head(client)
         if head is None:
             if rest:  # some bytes, but never a whole head: too large or cut short
                 self._record.bad_request()
-                _reply(client, 400, "Bad Request", "incomplete or oversized request head")
+                reply(client, 400, "Bad Request", "incomplete or oversized request head")
             return
         try:
             request = parse_request_head(head)
         except BadRequest as exc:
             self._record.bad_request(_asked(exc))
-            _reply(client, 400, "Bad Request", str(exc))
+            reply(client, 400, "Bad Request", str(exc))
             return
         refusal = self._judge(request)
         if refusal is not None:
-            _reply(client, 403, "Forbidden", refusal)
+            reply(client, 403, "Forbidden", refusal)
             return
         length = 0
         if request.method != "CONNECT":
@@ -487,24 +351,24 @@ class DomainProxy:
                 length = body_length(request.version, request.headers)
             except BadRequest as exc:
                 self._record.bad_request()
-                _reply(client, 400, "Bad Request", str(exc))
+                reply(client, 400, "Bad Request", str(exc))
                 return
         try:
             targets, mapped = self._resolve(request.host, request.port)
         except OSError as exc:
-            _reply(client, 502, "Bad Gateway", f"cannot reach {request.host}:{request.port}: "
+            reply(client, 502, "Bad Gateway", f"cannot reach {request.host}:{request.port}: "
                                                f"{exc}")
             return
         if not mapped:
             for _, address in targets:
                 refusal = self._refuse_local(request, address[0])
                 if refusal is not None:
-                    _reply(client, 403, "Forbidden", refusal)
+                    reply(client, 403, "Forbidden", refusal)
                     return
         try:
             server = self._connect(targets)
         except OSError as exc:
-            _reply(client, 502, "Bad Gateway", f"cannot reach {request.host}:{request.port}: "
+            reply(client, 502, "Bad Gateway", f"cannot reach {request.host}:{request.port}: "
                                                f"{exc}")
             return
         upstream.append(server)
@@ -535,7 +399,7 @@ class DomainProxy:
         the machine running the evaluation and ``allowed_domains`` does not name the host
         itself: the reason, or None when it may go."""
         address = ip_text(address) or address
-        kind = local_kind(address) or (OWN_ADDRESS if _own_address(address) else None)
+        kind = local_kind(address) or (OWN_ADDRESS if own_address(address) else None)
         if kind is None or self.policy.names(request.host):
             return None
         self._record.refusal(request, Decision(False, LOCAL_RULE, address))
@@ -586,15 +450,15 @@ class DomainProxy:
                 ready = [key.fileobj for key, _ in selector.select(IO_TIMEOUT_SECONDS)]
             if client not in ready:
                 if server in ready:
-                    _relay(client, server, b"")
+                    relay(client, server, b"")
                 return
-            pending = client.recv(_CHUNK)
+            pending = client.recv(CHUNK)
             if not pending:  # the client left without a word
                 return
         if pending[:1] == bytes([TLS_HANDSHAKE]):
-            pending = _read_record(client, pending)
+            pending = read_record(client, pending)
             if self._judge_client_hello(request, pending):
-                _relay(client, server, pending)
+                relay(client, server, pending)
             return
         self._exchange(client, server, RequestFramer(), pending, request)
 
@@ -622,7 +486,7 @@ class DomainProxy:
         (a refused one fails the trial like any other), and the connection ends when the
         server has answered. A WebSocket upgrade that the server accepts carries on byte for
         byte."""
-        exchange = _Exchange(client, server, framer, tunnel)
+        exchange = Exchange(client, server, framer, tunnel)
         with selectors.DefaultSelector() as selector:
             exchange.selector = selector
             selector.register(client, selectors.EVENT_READ)
@@ -640,13 +504,13 @@ class DomainProxy:
                         if not self._from_server(exchange):
                             return
                         continue
-                    data = client.recv(_CHUNK)
+                    data = client.recv(CHUNK)
                     if not data:
                         exchange.client_closed()
                     elif not self._from_client(exchange, data):
                         return
 
-    def _from_client(self, exchange: _Exchange, data: bytes) -> bool:
+    def _from_client(self, exchange: Exchange, data: bytes) -> bool:
         """Frame what the client sent; False when the connection ends here."""
         if exchange.linger_until is not None:
             exchange.lingered += len(data)
@@ -662,7 +526,7 @@ class DomainProxy:
             if kind == "bad":
                 self._record.bad_request()
                 if not exchange.sent:
-                    _reply(exchange.client, 400, "Bad Request", exchange.framer.error or "")
+                    reply(exchange.client, 400, "Bad Request", exchange.framer.error or "")
                 return False
             if kind == "head":  # the first request of a tunnel
                 assert exchange.tunnel is not None
@@ -670,11 +534,11 @@ class DomainProxy:
                     inner = parse_tunnelled_head(chunk)
                 except BadRequest as exc:
                     self._record.bad_request(_asked(exc))
-                    _reply(exchange.client, 400, "Bad Request", str(exc))
+                    reply(exchange.client, 400, "Bad Request", str(exc))
                     return False
                 refusal = self._judge_tunnelled(exchange.tunnel, inner)
                 if refusal is not None:
-                    _reply(exchange.client, 403, "Forbidden", refusal)
+                    reply(exchange.client, 403, "Forbidden", refusal)
                     return False
                 exchange.websocket = exchange.framer.hold = inner.upgrades_to_websocket()
                 exchange.server.sendall(inner.tunnelled_head())
@@ -688,9 +552,9 @@ class DomainProxy:
                 exchange.phase = "later"
         return True
 
-    def _from_server(self, exchange: _Exchange) -> bool:
+    def _from_server(self, exchange: Exchange) -> bool:
         """Pass on what the server sent; False when the connection ends here."""
-        data = exchange.server.recv(_CHUNK)
+        data = exchange.server.recv(CHUNK)
         if data:
             exchange.client.sendall(data)
         else:
@@ -701,7 +565,7 @@ class DomainProxy:
         if data and b"\n" not in exchange.answer and len(exchange.answer) < _STATUS_LINE_BYTES:
             return True
         if data and _SWITCHED.match(exchange.answer):  # a WebSocket from now on
-            _relay(exchange.client, exchange.server, exchange.framer.take())
+            relay(exchange.client, exchange.server, exchange.framer.take())
             return False
         # Not switched: what the client sent after its request is judged, never forwarded.
         exchange.phase = "later"
@@ -754,63 +618,3 @@ class DomainProxy:
 def _asked(error: BadRequest) -> str | None:
     """The host a malformed request asked for, when it named one the proxy could not take."""
     return error.host if isinstance(error, NonAsciiHost) else None
-
-
-def _own_address(address: str) -> bool:
-    """Whether ``address`` is one of this machine's own: the route to it starts from it (a
-    UDP socket's connect asks the routes and sends nothing)."""
-    try:
-        ip = ipaddress.ip_address(address.partition("%")[0])
-    except ValueError:
-        return False
-    family = socket.AF_INET6 if ip.version == 6 else socket.AF_INET
-    with socket.socket(family, socket.SOCK_DGRAM) as probe:
-        try:
-            probe.connect((str(ip), 9))
-            source = probe.getsockname()[0]
-        except OSError:
-            return False
-    return bool(ipaddress.ip_address(source.partition("%")[0]) == ip)
-
-
-def _read_head(sock: socket.socket) -> tuple[bytes | None, bytes]:
-    """(head, bytes after it), or (None, what was read) when no complete head arrived."""
-    buffer = b""
-    while True:
-        # A head ends at the first empty line, whichever line ending the client uses.
-        end = HEAD_END.search(buffer)
-        if end is not None:
-            return buffer[:end.start()], buffer[end.end():]
-        if len(buffer) > MAX_HEAD_BYTES:
-            return None, buffer
-        try:
-            chunk = sock.recv(_CHUNK)
-        except OSError:  # timed out or reset
-            return None, buffer
-        if not chunk:
-            return None, buffer
-        buffer += chunk
-
-
-def _read_record(sock: socket.socket, data: bytes) -> bytes:
-    """``data``, the start of a TLS record, with the rest of that record read after it (what
-    came before the timeout, or a record too large, is left as it is: not a whole record)."""
-    while (end := tls_record_end(data)) is None or len(data) < end:
-        if len(data) > MAX_TLS_RECORD + TLS_RECORD_HEADER:
-            return data
-        try:
-            chunk = sock.recv(_CHUNK)
-        except OSError:
-            return data
-        if not chunk:
-            return data
-        data += chunk
-    return data
-
-
-def _relay(client: socket.socket, server: socket.socket, pending: bytes) -> None:
-    """Copy bytes both ways until both directions are closed (or either side fails, which
-    raises OSError and ends the connection)."""
-    if pending:
-        server.sendall(pending)
-    pump(client, server)
