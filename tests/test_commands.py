@@ -367,6 +367,10 @@ def test_code_the_script_never_runs_is_not_collected(
         ("if ! false; then ./run.sh; fi", [("false",), ("./run.sh",)]),
         ("f() { g; }; g() { ./run.sh; }; f", [("./run.sh",)]),
         ("for x in a; do exit 0; done; ./run.sh", [("exit", "0"), ("./run.sh",)]),
+        # A function defined again: the calls before run the first body.
+        ("f() { ./run.sh; }; f; f() { true; }", [("./run.sh",), ("true",)]),
+        ("f() { ./run.sh; f() { :; }; }; f", [("./run.sh",), (":",)]),
+        ("f() { f() { exit 0; }; ./run.sh; }; f; f", [("exit", "0"), ("./run.sh",)]),
     ],
 )
 def test_code_that_may_run_is_collected(script: str, expected: list[tuple[str, ...]]) -> None:

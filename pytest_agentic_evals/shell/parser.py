@@ -11,7 +11,8 @@ never reached): a command after an ``exit``, an ``exec`` of a program or a ``set
 always runs; the right of ``&&`` after ``false`` and of ``||`` after ``true`` or ``:``; the
 body of ``if false``, ``while false`` or ``until true`` (and the branches after one that is
 always taken). Such commands are marked ``dead``. The body of a function is kept apart, in
-``bodies``: it runs where the function is called, and not at all if it never is.
+``bodies``: it runs where the function is called, and not at all if it never is. A name
+defined more than once keeps all its bodies, since which one a call runs depends on when.
 """
 
 from __future__ import annotations
@@ -84,6 +85,7 @@ class _Frame:
     kind: str  # "script", "(", "{", "if", "then", "else", "while", "until", "for", "do", "arm"
     outer_dead: bool  # the construct itself never runs
     function: str | None = None  # the function whose body this is
+    definition: bool = False  # the body of a function defined here (not a group inside one)
     dead: bool = False  # this part of it never runs
     status: bool | None = None  # the known exit status of what ran last in it
     separator: str | None = None  # the operator before the next command
@@ -176,10 +178,12 @@ class Parser:
     def _push(self, kind: str) -> _Frame:
         parent = self.frames[-1]
         function, self.defining = self.defining, None
-        frame = _Frame(kind, outer_dead=not parent.runs(),
-                       function=function or parent.function, certain=parent.always_runs())
+        frame = _Frame(kind, outer_dead=not parent.runs(), function=function or parent.function,
+                       definition=function is not None, certain=parent.always_runs())
         if function is not None:
-            self.bodies[function] = []
+            # A name defined again (or inside its own body) keeps what its earlier bodies
+            # run: a call may come before the new definition, or while the old body runs.
+            self.bodies.setdefault(function, [])
         self.frames.append(frame)
         return frame
 
@@ -189,7 +193,7 @@ class Parser:
         if len(self.frames) > 1 and self.frames[-1].kind in kinds:
             frame = self.frames.pop()
             parent = self.frames[-1]
-            if frame.function is not None and frame.function != parent.function:
+            if frame.definition:
                 return  # a function definition: runs nothing where it stands
             # A group that always runs and always exits ends its shell too; the status of a
             # compound command is not followed.
