@@ -371,6 +371,10 @@ def test_code_the_script_never_runs_is_not_collected(
         ("f() { ./run.sh; }; f; f() { true; }", [("./run.sh",), ("true",)]),
         ("f() { ./run.sh; f() { :; }; }; f", [("./run.sh",), (":",)]),
         ("f() { f() { exit 0; }; ./run.sh; }; f; f", [("exit", "0"), ("./run.sh",)]),
+        # "!" before a compound command negates its status, not that of its first command.
+        ("! if true; then ./run.sh; else true; fi", [("true",), ("./run.sh",)]),
+        ("! { true && ./run.sh; }", [("true",), ("./run.sh",)]),
+        ("! case w in w) true && ./run.sh;; esac", [("true",), ("./run.sh",)]),
     ],
 )
 def test_code_that_may_run_is_collected(script: str, expected: list[tuple[str, ...]]) -> None:

@@ -177,6 +177,9 @@ class Parser:
 
     def _push(self, kind: str) -> _Frame:
         parent = self.frames[-1]
+        # A "!" before a compound command negates the status of the whole (not followed),
+        # not that of the first command inside it: "! if true; then" still takes the branch.
+        self.cur.negated = False
         function, self.defining = self.defining, None
         frame = _Frame(kind, outer_dead=not parent.runs(), function=function or parent.function,
                        definition=function is not None, certain=parent.always_runs())
