@@ -375,6 +375,9 @@ def test_code_the_script_never_runs_is_not_collected(
         ("! if true; then ./run.sh; else true; fi", [("true",), ("./run.sh",)]),
         ("! { true && ./run.sh; }", [("true",), ("./run.sh",)]),
         ("! case w in w) true && ./run.sh;; esac", [("true",), ("./run.sh",)]),
+        # Starting a command in the background succeeds, whatever the command does.
+        ("if false & then ./run.sh; fi", [("false",), ("./run.sh",)]),
+        ("while ! true & do ./run.sh; break; done", [("true",), ("./run.sh",), ("break",)]),
     ],
 )
 def test_code_that_may_run_is_collected(script: str, expected: list[tuple[str, ...]]) -> None:

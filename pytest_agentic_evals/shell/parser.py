@@ -173,6 +173,8 @@ class Parser:
         if frame.ending and op not in _SUBSHELL_AFTER:
             frame.ended = True
         frame.ending = False
+        if op == "&":
+            frame.status = True  # starting a background job succeeds: "if false & then" runs
         frame.separator = op
 
     def _push(self, kind: str) -> _Frame:
