@@ -378,6 +378,10 @@ def test_code_the_script_never_runs_is_not_collected(
         # Starting a command in the background succeeds, whatever the command does.
         ("if false & then ./run.sh; fi", [("false",), ("./run.sh",)]),
         ("while ! true & do ./run.sh; break; done", [("true",), ("./run.sh",), ("break",)]),
+        # "&" puts the whole and-or list before it in a subshell: an exit in it ends only that.
+        ("exit 0 && true & ./run.sh", [("exit", "0"), ("./run.sh",)]),
+        ("{ exit 0; } || ./x & ./run.sh", [("exit", "0"), ("./run.sh",)]),
+        ("set -n && ./x | ./y & ./run.sh", [("set", "-n"), ("./run.sh",)]),
     ],
 )
 def test_code_that_may_run_is_collected(script: str, expected: list[tuple[str, ...]]) -> None:

@@ -91,11 +91,16 @@ class _Frame:
     separator: str | None = None  # the operator before the next command
     ended: bool = False  # an exit that always runs: nothing after it in here runs
     ending: bool = False  # the last command ends the shell unless the next operator says not
+    ended_before: bool = False  # ended already before the and-or list now read
     taken: bool = False  # (if) a branch before is always taken: the later ones never are
     certain: bool = False  # the construct always runs where it stands
 
     def __post_init__(self) -> None:
         self.dead = self.outer_dead
+
+    def restart(self) -> None:
+        """A new list of commands begins in this frame (a branch, a loop body)."""
+        self.separator, self.status, self.ended, self.ended_before = None, None, False, False
 
     def runs(self) -> bool:
         """Whether the next command may run."""
@@ -174,7 +179,12 @@ class Parser:
             frame.ended = True
         frame.ending = False
         if op == "&":
-            frame.status = True  # starting a background job succeeds: "if false & then" runs
+            # The whole and-or list before "&" ran in a subshell of its own: an exit in it
+            # ("exit 0 && x &") ends only that subshell, and starting it succeeds.
+            frame.ended = frame.ended_before
+            frame.status = True
+        if op in _LIST_STARTS:
+            frame.ended_before = frame.ended
         frame.separator = op
 
     def _push(self, kind: str) -> _Frame:
@@ -219,18 +229,18 @@ class Parser:
             frame.kind, frame.dead = "then", frame.outer_dead or frame.taken or \
                 frame.status is False
             frame.taken = frame.taken or frame.status is True
-            frame.separator, frame.status, frame.ended = None, None, False
+            frame.restart()
         elif word in ("elif", "else") and frame.kind == "then":
             frame.kind, frame.dead = ("if" if word == "elif" else "else"), \
                 frame.outer_dead or frame.taken
-            frame.separator, frame.status, frame.ended = None, None, False
+            frame.restart()
         elif word == "fi":
             self._pop("then", "else")
         elif word == "do" and frame.kind in ("while", "until", "for"):
             never = (frame.kind == "while" and frame.status is False) or \
                 (frame.kind == "until" and frame.status is True)
             frame.kind, frame.dead = "do", frame.outer_dead or never
-            frame.separator, frame.status, frame.ended = None, None, False
+            frame.restart()
         elif word == "done":
             self._pop("do")
 
