@@ -382,6 +382,8 @@ def test_code_the_script_never_runs_is_not_collected(
         ("exit 0 && true & ./run.sh", [("exit", "0"), ("./run.sh",)]),
         ("{ exit 0; } || ./x & ./run.sh", [("exit", "0"), ("./run.sh",)]),
         ("set -n && ./x | ./y & ./run.sh", [("set", "-n"), ("./run.sh",)]),
+        # Defining a function succeeds.
+        ("false; f() { :; } && ./run.sh", [("false",), ("./run.sh",)]),
     ],
 )
 def test_code_that_may_run_is_collected(script: str, expected: list[tuple[str, ...]]) -> None:

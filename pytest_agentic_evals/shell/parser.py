@@ -209,7 +209,11 @@ class Parser:
             frame = self.frames.pop()
             parent = self.frames[-1]
             if frame.definition:
-                return  # a function definition: runs nothing where it stands
+                # A function definition runs nothing where it stands, and succeeds (where it
+                # is reached at all): "false; f() { :; } && x" runs x.
+                if not frame.outer_dead:
+                    parent.status = True if frame.certain else None
+                return
             # A group that always runs and always exits ends its shell too; the status of a
             # compound command is not followed.
             parent.ending = frame.kind == "{" and frame.certain and frame.ended
