@@ -384,6 +384,9 @@ def test_code_the_script_never_runs_is_not_collected(
         ("set -n && ./x | ./y & ./run.sh", [("set", "-n"), ("./run.sh",)]),
         # Defining a function succeeds.
         ("false; f() { :; } && ./run.sh", [("false",), ("./run.sh",)]),
+        # Arithmetic and a command of redirections only have a status of their own.
+        ("true; (( 0 )) || ./run.sh", [("true",), ("./run.sh",)]),
+        ("false; > log && ./run.sh", [("false",), ("./run.sh",)]),
     ],
 )
 def test_code_that_may_run_is_collected(script: str, expected: list[tuple[str, ...]]) -> None:

@@ -141,6 +141,7 @@ class Parser:
         self.bodies: dict[str, list[Event]] = {}  # each function's body, run where it is called
         self.frames = [_Frame("script", outer_dead=False, certain=True)]
         self.defining: str | None = None  # a function name whose body opens next
+        self.wordless = False  # the command read runs, with no words: "> log", "(( n ))"
 
     def parse(self) -> list[Event]:
         while self.i < len(self.toks):
@@ -171,7 +172,11 @@ class Parser:
             else:
                 self.cur.dead = True
             self._emit(self.cur)
+        elif self.wordless and self.frames[-1].runs():
+            # Arithmetic, or redirections alone, are commands too: "true; (( 0 )) || x" runs x.
+            self.frames[-1].status = None
         self.cur = RawCommand()
+        self.wordless = False
 
     def _separator(self, op: str) -> None:
         frame = self.frames[-1]
@@ -348,6 +353,7 @@ class Parser:
             else:
                 self._separator(op)
         elif op in _REDIRECTIONS:
+            self.wordless = True
             target = self._next()
             if target is not None and target.op is None:
                 self.i += 1
@@ -357,6 +363,7 @@ class Parser:
                 if op in _OUTPUT_REDIRECTIONS:
                     self.cur.outputs.append(target.word)
         elif op == "((" and not self.cur.words:
+            self.wordless = True
             self._skip_to_close(2)  # (( i++ )) is arithmetic, not a command
         elif op in ("(", "(("):
             for _ in op:
