@@ -325,6 +325,8 @@ def test_shell_keywords_are_skipped(script: str, expected: list[tuple[str, ...]]
         ("exec cat; ./run.sh", [("cat",)]),
         ("set -n; ./run.sh", [("set", "-n")]),
         ("set -o noexec\n./run.sh", [("set", "-o", "noexec")]),
+        ("set -eo noexec; ./run.sh", [("set", "-eo", "noexec")]),
+        ("set -o pipefail -n -- x; ./run.sh", [("set", "-o", "pipefail", "-n", "--", "x")]),
         ("false && ./run.sh", [("false",)]),
         ("false && ./run.sh && ./run.sh", [("false",)]),
         ("! true && ./run.sh", [("true",)]),
@@ -387,6 +389,13 @@ def test_code_the_script_never_runs_is_not_collected(
         # Arithmetic and a command of redirections only have a status of their own.
         ("true; (( 0 )) || ./run.sh", [("true",), ("./run.sh",)]),
         ("false; > log && ./run.sh", [("false",), ("./run.sh",)]),
+        # Words after "--", "-" or a first operand are positional parameters, not options;
+        # a set that fails sets nothing.
+        ("set -- -n; ./run.sh", [("set", "--", "-n"), ("./run.sh",)]),
+        ("set -o pipefail noexec; ./run.sh", [("set", "-o", "pipefail", "noexec"),
+                                               ("./run.sh",)]),
+        ("set -nQ; ./run.sh", [("set", "-nQ"), ("./run.sh",)]),
+        ("set -o bogus -n; ./run.sh", [("set", "-o", "bogus", "-n"), ("./run.sh",)]),
     ],
 )
 def test_code_that_may_run_is_collected(script: str, expected: list[tuple[str, ...]]) -> None:

@@ -73,9 +73,37 @@ def _ends_the_shell(command: RawCommand) -> bool:
         return True
     if words[0] == "exec":
         return any(not w.startswith("-") for w in words[1:])
-    return words[0] == "set" and any(
-        (w.startswith("-") and not w.startswith("--") and "n" in w) or w == "noexec"
-        for w in words[1:])
+    return words[0] == "set" and _sets_noexec(words)
+
+
+# The option letters and option names bash's set knows: any other makes it fail.
+_SET_LETTERS = frozenset("abefhkmnoptuvxBCEHPT")
+_SET_NAMES = frozenset({
+    "allexport", "braceexpand", "emacs", "errexit", "errtrace", "functrace", "hashall",
+    "histexpand", "history", "ignoreeof", "interactive-comments", "keyword", "monitor",
+    "noclobber", "noexec", "noglob", "nolog", "notify", "nounset", "onecmd", "physical",
+    "pipefail", "posix", "privileged", "verbose", "vi", "xtrace",
+})
+
+
+def _sets_noexec(words: list[str]) -> bool:
+    """Whether ``set WORDS...`` surely turns on noexec (``-n``, ``-o noexec``). Its options end
+    at ``--``, ``-`` or the first other word, all positional parameters (``set -- -n``,
+    ``set -o pipefail noexec``); an option it does not know makes it fail, setting nothing."""
+    noexec = False
+    i = 1
+    while i < len(words) and len(words[i]) > 1 and words[i][0] in "-+" and words[i] != "--":
+        option = words[i]
+        i += 1
+        if not set(option[1:]) <= _SET_LETTERS:
+            return False
+        if "o" in option[1:] and i < len(words):  # -o NAME
+            if words[i] not in _SET_NAMES:
+                return False
+            noexec = noexec or (option[0] == "-" and words[i] == "noexec")
+            i += 1
+        noexec = noexec or (option[0] == "-" and "n" in option)
+    return noexec
 
 
 @dataclass
