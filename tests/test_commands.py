@@ -396,6 +396,12 @@ def test_code_the_script_never_runs_is_not_collected(
                                                ("./run.sh",)]),
         ("set -nQ; ./run.sh", [("set", "-nQ"), ("./run.sh",)]),
         ("set -o bogus -n; ./run.sh", [("set", "-o", "bogus", "-n"), ("./run.sh",)]),
+        # A builtin the script makes a function or an alias, or turns off, is no builtin.
+        ("exit() { :; }; exit; ./run.sh", [(":",), ("./run.sh",)]),
+        ("true() { return 1; }; true || ./run.sh", [("return", "1"), ("./run.sh",)]),
+        ("shopt -s expand_aliases\nalias true=false\ntrue || ./run.sh",
+         [("shopt", "-s", "expand_aliases"), ("alias", "true=false"), ("true",), ("./run.sh",)]),
+        ("enable -n exit; exit; ./run.sh", [("enable", "-n", "exit"), ("exit",), ("./run.sh",)]),
     ],
 )
 def test_code_that_may_run_is_collected(script: str, expected: list[tuple[str, ...]]) -> None:

@@ -10,9 +10,12 @@ run does not count as run (a fixture could otherwise name the skill's entrypoint
 never reached): a command after an ``exit``, an ``exec`` of a program or a ``set -n`` that
 always runs; the right of ``&&`` after ``false`` and of ``||`` after ``true`` or ``:``; the
 body of ``if false``, ``while false`` or ``until true`` (and the branches after one that is
-always taken). Such commands are marked ``dead``. The body of a function is kept apart, in
-``bodies``: it runs where the function is called, and not at all if it never is. A name
-defined more than once keeps all its bodies, since which one a call runs depends on when.
+always taken). Such commands are marked ``dead``. None of it holds for a builtin the script
+redefines (a function or alias named ``exit`` or ``true``, ``enable -n``).
+
+The body of a function is kept apart, in ``bodies``: it runs where the function is called,
+and not at all if it never is. A name defined more than once keeps all its bodies, since
+which one a call runs depends on when.
 """
 
 from __future__ import annotations
@@ -144,6 +147,28 @@ class _Frame:
                                 or (self.separator == "||" and self.status is False))
 
 
+def _redefined(tokens: list[Token]) -> frozenset[str]:
+    """Names the script makes something other than the builtin: functions it defines
+    (``exit() { :; }``), aliases (``alias true=false``), builtins it turns off
+    (``enable -n exit``). What the name of such a command tells (its status, an end of the
+    shell) does not hold, wherever in the script it stands."""
+    names: set[str] = set()
+    operands = False  # the words read are operands of alias or enable
+    for i, tok in enumerate(tokens):
+        if tok.op is not None:
+            operands = False
+            if tok.op == "(" and 0 < i < len(tokens) - 1 and tokens[i - 1].op is None \
+                    and tokens[i + 1].op == ")":
+                names.add(tokens[i - 1].word)
+        elif operands:
+            names.add(tok.word.partition("=")[0])
+        elif tok.word in ("alias", "enable"):
+            operands = True
+        elif tok.word == "function" and i + 1 < len(tokens) and tokens[i + 1].op is None:
+            names.add(tokens[i + 1].word)
+    return frozenset(names)
+
+
 @dataclass(frozen=True)
 class Rebound:
     """A variable given a value only known at run time (``for NAME in ...``)."""
@@ -161,6 +186,7 @@ class Parser:
 
     def __init__(self, tokens: list[Token]) -> None:
         self.toks = tokens
+        self.redefined = _redefined(tokens)
         self.i = 0
         self.events: list[Event] = []
         self.cur = RawCommand()
@@ -193,10 +219,11 @@ class Parser:
             frame = self.frames[-1]
             if frame.runs():
                 # After "x && true" the status is x's when x failed: known only for a command
-                # that always runs.
-                always = frame.always_runs()
-                frame.ending = always and _ends_the_shell(self.cur)
-                frame.status = _status(self.cur) if always else None
+                # that always runs, and not by the name of a builtin the script redefines.
+                name = self.cur.words[0] if self.cur.words else None
+                known = frame.always_runs() and name not in self.redefined
+                frame.ending = known and _ends_the_shell(self.cur)
+                frame.status = _status(self.cur) if known else None
             else:
                 self.cur.dead = True
             self._emit(self.cur)
