@@ -402,6 +402,11 @@ def test_code_the_script_never_runs_is_not_collected(
         ("shopt -s expand_aliases\nalias true=false\ntrue || ./run.sh",
          [("shopt", "-s", "expand_aliases"), ("alias", "true=false"), ("true",), ("./run.sh",)]),
         ("enable -n exit; exit; ./run.sh", [("enable", "-n", "exit"), ("exit",), ("./run.sh",)]),
+        # A coprocess runs in a subshell of its own, in the background.
+        ("coproc exit 0; ./run.sh", [("exit", "0"), ("./run.sh",)]),
+        ("coproc false && ./run.sh", [("false",), ("./run.sh",)]),
+        ("coproc w { exit 0; }; ./run.sh", [("exit", "0"), ("./run.sh",)]),
+        ("coproc { { :; } & exit 0; }\n./run.sh", [(":",), ("exit", "0"), ("./run.sh",)]),
     ],
 )
 def test_code_that_may_run_is_collected(script: str, expected: list[tuple[str, ...]]) -> None:

@@ -32,6 +32,7 @@ _CASE_ENDS = frozenset({";;", ";&", ";;&"})
 _REDIRECTIONS = frozenset({"<", ">", ">>", ">|", "<>", "<&", ">&", "&>", "&>>", "<<", "<<<"})
 _INPUT_REDIRECTIONS = frozenset({"<", "<>"})
 _OUTPUT_REDIRECTIONS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
+_COMPOUNDS = frozenset({"{", "if", "while", "until", "for", "select", "case", "[["})
 _KEYWORDS = frozenset(
     {"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "{", "}", "!", "coproc"}
 )
@@ -125,6 +126,7 @@ class _Frame:
     ended_before: bool = False  # ended already before the and-or list now read
     taken: bool = False  # (if) a branch before is always taken: the later ones never are
     certain: bool = False  # the construct always runs where it stands
+    coprocess: bool = False  # run by coproc: in a subshell of its own, in the background
 
     def __post_init__(self) -> None:
         self.dead = self.outer_dead
@@ -196,6 +198,7 @@ class Parser:
         self.frames = [_Frame("script", outer_dead=False, certain=True)]
         self.defining: str | None = None  # a function name whose body opens next
         self.wordless = False  # the command read runs, with no words: "> log", "(( n ))"
+        self.coprocess = False  # the next command is run by coproc
 
     def parse(self) -> list[Event]:
         while self.i < len(self.toks):
@@ -217,16 +220,22 @@ class Parser:
     def _finish(self) -> None:
         if self.cur:
             frame = self.frames[-1]
+            coprocess, self.coprocess = self.coprocess, False
             if frame.runs():
                 # After "x && true" the status is x's when x failed: known only for a command
-                # that always runs, and not by the name of a builtin the script redefines.
+                # that always runs, and not by the name of a builtin the script redefines, nor
+                # for a coprocess (whose exit is its own too).
                 name = self.cur.words[0] if self.cur.words else None
-                known = frame.always_runs() and name not in self.redefined
+                known = frame.always_runs() and name not in self.redefined and not coprocess
                 frame.ending = known and _ends_the_shell(self.cur)
                 frame.status = _status(self.cur) if known else None
             else:
                 self.cur.dead = True
+            if coprocess:
+                self._emit(PUSH)
             self._emit(self.cur)
+            if coprocess:
+                self._emit(POP)
         elif self.wordless and self.frames[-1].runs():
             # Arithmetic, or redirections alone, are commands too: "true; (( 0 )) || x" runs x.
             self.frames[-1].status = None
@@ -260,6 +269,9 @@ class Parser:
             # run: a call may come before the new definition, or while the old body runs.
             self.bodies.setdefault(function, [])
         self.frames.append(frame)
+        frame.coprocess, self.coprocess = self.coprocess, False
+        if frame.coprocess:
+            self._emit(PUSH)
         return frame
 
     def _pop(self, *kinds: str) -> None:
@@ -274,15 +286,28 @@ class Parser:
                 if not frame.outer_dead:
                     parent.status = True if frame.certain else None
                 return
-            # A group that always runs and always exits ends its shell too; the status of a
-            # compound command is not followed.
-            parent.ending = frame.kind == "{" and frame.certain and frame.ended
+            if frame.coprocess:
+                self._emit(POP)
+            # A group that always runs and always exits ends its shell too (unless coproc runs
+            # it); the status of a compound command is not followed.
+            parent.ending = frame.kind == "{" and frame.certain and frame.ended \
+                and not frame.coprocess
             parent.status = None
 
     def _keyword(self, word: str) -> None:
         frame = self.frames[-1]
         if word == "!":
             self.cur.negated = not self.cur.negated
+        elif word == "coproc":
+            self.coprocess = True
+            # "coproc NAME { ...; }": NAME names the coprocess, it is no command. A keyword
+            # is no NAME: "coproc { { a; } & b; }" is one group run by coproc.
+            name = self._next()
+            after = self.toks[self.i + 1] if self.i + 1 < len(self.toks) else None
+            if name is not None and name.op is None and name.word not in _KEYWORDS \
+                    and after is not None and (after.op in ("(", "((") or (
+                        after.op is None and after.word in _COMPOUNDS)):
+                self.i += 1
         elif word in ("if", "while", "until"):
             self._push(word)
         elif word == "{":
