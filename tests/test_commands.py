@@ -1278,3 +1278,15 @@ def test_a_shell_with_other_options_still_runs_its_script() -> None:
     assert argvs(["bash", "-o", "pipefail", "-e", "./run.sh"]) == [
         ("bash", "-o", "pipefail", "-e", "./run.sh")]
     assert argvs(["bash", "--norc", "-c", "./run.sh"]) == [("./run.sh",)]
+
+
+@pytest.mark.parametrize(("script", "expected"), [
+    ("trap './run.sh \"$(cat canned.txt)\"' EXIT; ./run.sh Ada",
+     [("trap", './run.sh "$(cat canned.txt)"', "EXIT"), ("cat", "canned.txt"),
+      ("./run.sh", "$(cat canned.txt)"), ("./run.sh", "Ada")]),
+    ("trap - EXIT; ./run.sh", [("trap", "-", "EXIT"), ("./run.sh",)]),
+])
+def test_a_trap_action_may_run(script: str, expected: list[tuple[str, ...]]) -> None:
+    """It runs on its signal or at exit: what it does (feed the skill canned data, say) is
+    judged like the rest of the script."""
+    assert argvs(["bash", "-c", script]) == expected

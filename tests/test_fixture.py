@@ -618,6 +618,7 @@ def test_a_regular_expression_some_text_fails_is_accepted(
     ["bash", "-c", "../run.sh \"$(pwd)\"/sample.csv"],
     ["bash", "-c", "../run.sh ~+/sample.csv"],
     ["bash", "-c", "../run.sh sample.{csv,none}"],
+    ["bash", "-c", "trap '../run.sh \"$(cat sample.csv)\"' EXIT; ../run.sh Ada > /dev/null"],
 ])
 def test_canned_data_from_the_fixture_folder_is_a_stub_whatever_its_name(
     command: list[str], fixture_data: dict, skill: Skill

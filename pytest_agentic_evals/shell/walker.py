@@ -377,6 +377,10 @@ class Walker:
             self.script(" ".join(current[1:]), depth + 1, scope)  # eval shares the shell
             return
         self.found.append(Found(SimpleCommand(tuple(current), origin), workdir, tuple(inputs)))
+        if origin == ORIGIN_SCRIPT and base == "trap" and len(current) >= 3 \
+                and current[1] not in ("-", "") and not current[1].startswith("-"):
+            # The action runs later, on the signal or at exit: its commands may run too.
+            self.script(current[1], depth + 1, scope.copy())
         if origin == ORIGIN_SCRIPT and base in ("cd", "pushd", "popd"):
             scope.workdir = _cd_target(current, scope.workdir)
 
