@@ -342,6 +342,11 @@ def test_shell_keywords_are_skipped(script: str, expected: list[tuple[str, ...]]
         ("if false; then if ./x; then ./run.sh; fi; fi", [("false",)]),
         ("run() { ./run.sh; }; echo ok", [("echo", "ok")]),
         ("function run { ./run.sh; }\necho ok", [("echo", "ok")]),
+        ("[ 1 = 2 ] && ./run.sh", [("[", "1", "=", "2", "]")]),
+        ("test a != a && ./run.sh", [("test", "a", "!=", "a")]),
+        ("if [ 2 -lt 1 ]; then ./run.sh; fi", [("[", "2", "-lt", "1", "]")]),
+        ("command exit 0; ./run.sh", [("exit", "0")]),
+        ("exit() { :; }; builtin exit 1; ./run.sh", [("exit", "1")]),
     ],
 )
 def test_code_the_script_never_runs_is_not_collected(
@@ -407,6 +412,10 @@ def test_code_the_script_never_runs_is_not_collected(
         ("coproc false && ./run.sh", [("false",), ("./run.sh",)]),
         ("coproc w { exit 0; }; ./run.sh", [("exit", "0"), ("./run.sh",)]),
         ("coproc { { :; } & exit 0; }\n./run.sh", [(":",), ("exit", "0"), ("./run.sh",)]),
+        ("[ $x = 2 ] && ./run.sh", [("[", "$x", "=", "2", "]"), ("./run.sh",)]),
+        ("[ 1 = 1 ] && ./run.sh", [("[", "1", "=", "1", "]"), ("./run.sh",)]),
+        ("[ a -eq a ] || ./run.sh", [("[", "a", "-eq", "a", "]"), ("./run.sh",)]),
+        ("command -v exit; ./run.sh", [("command", "-v", "exit"), ("./run.sh",)]),
     ],
 )
 def test_code_that_may_run_is_collected(script: str, expected: list[tuple[str, ...]]) -> None:

@@ -51,8 +51,9 @@ _LEAVES = {
     "marker": [*(f"./{m}" for m in MARKERS), *(f"! ./{m}" for m in MARKERS),
                *(f"exec ./{m}" for m in MARKERS), "bash -c ./m1", "bash -n -c ./m2"],
     "status": ["true", "false", ":", "! true", "! false", "(( 0 ))", "(( 1 ))", ">/dev/null",
-               "set -- -n"],
-    "end": ["exit 0", "exit 1", "exit", "exec true"],
+               "set -- -n", "[ 1 = 2 ]", "[ a = a ]", "test 1 -lt 2", "[ 01 -eq 1 ]",
+               "[ 1 == 1 ]", "test a != a", "[ * = m1 ]"],
+    "end": ["exit 0", "exit 1", "exit", "exec true", "command exit 0", "builtin exit 1"],
     "call": ["f", "g"],
 }
 # After set -n bash runs nothing more, break included: in a loop it would spin for ever. It is

@@ -64,8 +64,37 @@ def _status(command: RawCommand) -> bool | None:
     """The exit status of a command as success (True) or failure (False), when its words fix
     it; None when only running it would tell."""
     name = command.words[0] if command.words else None
-    known = True if name in _SUCCEEDS else False if name in _FAILS else None
+    known = True if name in _SUCCEEDS else False if name in _FAILS else \
+        _compared(command.words)
     return None if known is None else known != command.negated
+
+
+# A word the shell passes on as it is written: no expansion, no glob, no reference.
+_LITERAL = re.compile(r"[A-Za-z0-9_.,:@%+/-]*")
+_INTEGER = re.compile(r"-?[0-9]+")
+_INTEGER_TESTS = {"-eq": int.__eq__, "-ne": int.__ne__, "-lt": int.__lt__,
+                  "-le": int.__le__, "-gt": int.__gt__, "-ge": int.__ge__}
+
+
+def _compared(words: list[str]) -> bool | None:
+    """The status of ``[ A OP B ]`` or ``test A OP B`` comparing two literals (``[ 1 = 2 ]``);
+    None for any other test, and for one whose operands the shell would expand."""
+    if words[:1] == ["["] and words[-1:] == ["]"]:
+        operands = words[1:-1]
+    elif words[:1] == ["test"]:
+        operands = words[1:]
+    else:
+        return None
+    if len(operands) != 3 or not all(_LITERAL.fullmatch(w) for w in operands[::2]):
+        return None
+    left, operator, right = operands
+    if operator in ("=", "=="):
+        return left == right
+    if operator == "!=":
+        return left != right
+    if operator in _INTEGER_TESTS and _INTEGER.fullmatch(left) and _INTEGER.fullmatch(right):
+        return bool(_INTEGER_TESTS[operator](int(left), int(right)))
+    return None
 
 
 def _ends_the_shell(command: RawCommand) -> bool:
@@ -73,6 +102,8 @@ def _ends_the_shell(command: RawCommand) -> bool:
     words = command.words
     if not words:
         return False
+    if words[0] in ("command", "builtin") and words[1:2] == ["exit"]:
+        return True  # the builtin itself, whatever function the script names exit
     if words[0] == "exit":
         return True
     if words[0] == "exec":
