@@ -83,6 +83,16 @@ class FixtureFile(pytest.File):
     def __init__(self, *, collecting: Collecting, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.collecting = collecting
+        self._classes: dict[str, str] = {}
+
+    def evidence_class(self, fixture: Fixture, case: Case) -> str:
+        """The class a case's evidence counts as, after live qualification: judged once per
+        case and process (the probe results are read once), not once per trial."""
+        if not self._classes:
+            stored = probe_store.load(fixture)
+            self._classes = {c.name: qualify(c, stored[c.name]).effective
+                             for c in fixture.cases}
+        return self._classes[case.name]
 
     def collect(self) -> Iterator[pytest.Item]:
         # ihook sees the conftest files of this fixture's folder and above, as for any test.
@@ -258,8 +268,7 @@ class TrialItem(pytest.Item):
             ("trial", str(self.trial)),
             ("outcome", result["outcome"]),
             # The class the evidence counts as, after live qualification, not the one declared.
-            ("evidence_class",
-             qualify(self.case, probe_store.load(self.fixture)[self.case.name]).effective),
+            ("evidence_class", self._file.evidence_class(self.fixture, self.case)),
             ("duration_ms", str(result["duration_ms"])),
         ]
         if result["outcome"] == FAIL:
@@ -268,6 +277,11 @@ class TrialItem(pytest.Item):
             raise TrialFailed(TrialFailure.of(self.case, self.trial, self.trials, result))
         if result["outcome"] in (BLOCKED, INFRA_BLOCKED):
             pytest.skip(result["problems"][0])
+
+    @property
+    def _file(self) -> FixtureFile:
+        assert isinstance(self.parent, FixtureFile)
+        return self.parent
 
     def ended(self, result: TrialResult) -> None:
         """Keep the trial's result, sealed before any hook sees it."""
