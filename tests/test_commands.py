@@ -1299,3 +1299,14 @@ def test_a_trap_action_may_run(script: str, expected: list[tuple[str, ...]]) -> 
     """It runs on its signal or at exit: what it does (feed the skill canned data, say) is
     judged like the rest of the script."""
     assert argvs(["bash", "-c", script]) == expected
+
+
+def test_brace_expansions_are_bounded(tmp_path: Path) -> None:
+    """Forty brace groups make 2**40 words: the stub check looks at a bounded number."""
+    skill = tmp_path / "skill"
+    (skill / "fixtures").mkdir(parents=True)
+    (skill / "fixtures" / "a.csv").write_text("x\n")
+    word = "{a,b}" * 40
+    assert fixture_stub_inputs(["./run.sh", word], skill / "fixtures", skill) == []
+    assert fixture_stub_inputs(["./run.sh", "{a,b}.csv"], skill / "fixtures", skill) == [
+        "{a,b}.csv"]

@@ -72,13 +72,11 @@ def _lands_in_fixture_folder(word: str, directory: Path, skill_dir: Path) -> boo
     if not word or "\x00" in word or "://" in word:
         return False
     word = _HERE.sub(lambda _: str(directory), word)
-    braces = _BRACES.search(word)
-    if braces is not None:
-        return any(_lands_in_fixture_folder(word[:braces.start()] + choice + word[braces.end():],
-                                            directory, skill_dir)
-                   for choice in braces.group(1).split(",")[:_MAX_GLOB_MATCHES])
-    pattern = os.path.join(directory, word)
-    paths = glob.glob(pattern)[:_MAX_GLOB_MATCHES] if glob.has_magic(word) else [pattern]
+    paths: list[str] = []
+    for spelled in _brace_expanded(word):
+        pattern = os.path.join(directory, spelled)
+        paths += glob.glob(pattern)[:_MAX_GLOB_MATCHES] if glob.has_magic(spelled) \
+            else [pattern]
     root = os.path.realpath(skill_dir)
     for path in paths:
         real = os.path.realpath(path)
@@ -88,6 +86,21 @@ def _lands_in_fixture_folder(word: str, directory: Path, skill_dir: Path) -> boo
         if inside[0] != ".." and any(p.lower() in _FIXTURE_DIRS for p in inside[:-1]):
             return True
     return False
+
+
+def _brace_expanded(word: str) -> list[str]:
+    """The words a brace expansion makes of ``word`` (``a.{csv,txt}``: ``a.csv``, ``a.txt``),
+    at most ``_MAX_GLOB_MATCHES`` of them: ``{a,b}{a,b}...`` doubles with every group."""
+    words, done = [word], list[str]()
+    while words and len(done) + len(words) <= _MAX_GLOB_MATCHES:
+        current = words.pop()
+        braces = _BRACES.search(current)
+        if braces is None:
+            done.append(current)
+            continue
+        words += [current[:braces.start()] + choice + current[braces.end():]
+                  for choice in braces.group(1).split(",")]
+    return done
 
 
 def fixture_stub_inputs(
