@@ -229,6 +229,7 @@ class TrialResult(_TrialResultKeys, total=False):
     workspace: dict[str, Any] | None
     output_dir: str | None
     execution_provenance: dict[str, Any]  # its case's block, named when the report is built
+    control: dict[str, Any]  # the first trial of a required case: its control (probes.control)
 
 
 def unrun_trial(

@@ -29,6 +29,7 @@ from pytest_agentic_evals.model import (
     TrialResult,
 )
 from pytest_agentic_evals.probes import store as probe_store
+from pytest_agentic_evals.probes.control import failed_control
 from pytest_agentic_evals.problems import pointer_for
 from pytest_agentic_evals.reliability import case_reliability
 from pytest_agentic_evals.schemas import schema_text
@@ -234,6 +235,7 @@ def _case_entry(
     """A case's report entry from the trials of it that ran."""
     observed = case_outcome([result["outcome"] for result in results])
     passed = sum(result["outcome"] == PASS for result in results)
+    control = next((result["control"] for result in results if "control" in result), None)
     infra_blocked = sum(result["outcome"] == INFRA_BLOCKED for result in results)
     problems, seen = [], set()
     for result in results:
@@ -279,10 +281,12 @@ def _case_entry(
         "ran_trials": len(results),
         "passed_trials": passed,
         "pass_rate": round(passed / len(results), 4) if results else None,
+        # A trial failed by its control alone is not a sign of flakiness: every trial passed.
         "reliability": case_reliability(
-            passed, sum(r["outcome"] == FAIL for r in results), len(results),
-            infra_blocked=infra_blocked,
+            passed, sum(r["outcome"] == FAIL and not failed_control(r) for r in results),
+            len(results), infra_blocked=infra_blocked,
         ),
+        "control": control,
         "usage": case_usage(results),
         "trials": _with_provenance(results, block),
     }

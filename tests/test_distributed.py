@@ -47,7 +47,7 @@ TRIALS = 3
 # Finds the run directory above the trial's working directory and checks that some process
 # holds its in-use marker, as the runner does for the whole run so that a run starting on the
 # same host meanwhile does not prune it (on a remote host, only the worker can).
-RUN_DIR_HELD = """../run.sh x
+RUN_DIR_HELD = """../run.sh x || exit 1
 d=$PWD
 until [ -z "$d" ] || [ "${d##*/}" = "run-$AGENTIC_EVALS_RUN_ID" ]; do d=${d%/*}; done
 test -e "$d/.in-use" || { echo "no in-use marker in '$d'"; exit 1; }

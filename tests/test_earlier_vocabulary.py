@@ -46,7 +46,7 @@ def problems_of(tmp_path: Path, data: dict[str, Any]) -> list[str]:
 # -- infra_blocked_when ----------------------------------------------------------------------
 
 def provider_case(script: str, **changes: Any) -> dict[str, Any]:
-    script = "../run.sh Ada >/dev/null; " + script
+    script = "../run.sh Ada >/dev/null && " + script
     return {"name": "asks-provider", "type": "positive", "command": ["bash", "-c", script],
             "infra_blocked_when": ["RATE LIMITED"],
             "expected": {"exit_code": 0, "stdout_contains": ["answer: 42"]}, **changes}

@@ -402,6 +402,9 @@ def test_junit_properties(pytester: pytest.Pytester) -> None:
     assert properties["trial"] == "2"
     assert properties["outcome"] == "PASS"
     assert properties["evidence_class"] == "deterministic"
+    assert "control" not in properties  # only the first trial has one
+    first = next(case for case in suite.iter("testcase") if case.get("name") == "greets[trial-1]")
+    assert {p.get("name"): p.get("value") for p in first.iter("property")}["control"] == "killed"
 
 
 # -- isolation -------------------------------------------------------------------------------
@@ -471,7 +474,8 @@ def test_environment_and_placeholders(pytester: pytest.Pytester) -> None:
     data = skill_fixture(env={"FROM_FIXTURE": "f"})
     script = ('echo "trial=$AGENTIC_EVALS_TRIAL run=$AGENTIC_EVALS_RUN_ID '
               'arg={trial}/{run_id} seed={random_seed} fx=$FROM_FIXTURE case=$FROM_CASE '
-              'pytest=${PYTEST_CURRENT_TEST:-none}"; ../run.sh x; read line || echo stdin-closed')
+              'pytest=${PYTEST_CURRENT_TEST:-none}"; ../run.sh x || exit 1; '
+              'read line || echo stdin-closed')
     data["cases"][0]["command"] = ["bash", "-c", script]
     data["cases"][0]["env"] = {"FROM_CASE": "c"}
     data["cases"][0]["expected"] = {"exit_code": 0, "stdout_matches": [
@@ -542,7 +546,7 @@ def test_a_trial_past_its_timeout_is_killed(leaky: Finished) -> None:
 BAD_PROGRAMS = {
     "missing": ["no-such-program-here"],
     "not-executable": ["../not-executable.sh"],
-    "binary-output": ["bash", "-c", "../run.sh x > /dev/null; printf '\\xff\\xfe\\x80 done'"],
+    "binary-output": ["bash", "-c", "../run.sh x > /dev/null && printf '\\xff\\xfe\\x80 done'"],
     "pointer-into-string": ["bash", "-c", "../run.sh x; echo '\"text\"' > out.json"],
 }
 

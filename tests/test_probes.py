@@ -21,6 +21,7 @@ import pytest
 from pytest_agentic_evals.evidence.claims import capability_readiness
 from pytest_agentic_evals.evidence.provenance import oracle_sha256, test_source_sha256
 from pytest_agentic_evals.evidence.qualification import qualify
+from pytest_agentic_evals.execution.sandbox import available_bwrap
 from pytest_agentic_evals.loading import load_fixture
 from pytest_agentic_evals.model import PASS
 from pytest_agentic_evals.probes import store
@@ -441,3 +442,32 @@ def test_an_oracle_reading_the_entrypoints_own_source_does_not_kill_a_stand_in(
     cli("probe", str(path), "--case", "reads-its-source", "--output", str(out))
     found = statuses(json.loads(out.read_text()), "reads-its-source")
     assert found["noop"] == store.SURVIVED, found  # crash is killed by the exit code alone
+
+
+@pytest.mark.skipif(available_bwrap().problem is not None, reason="no sandbox on this machine")
+def test_a_skill_named_by_absolute_path_is_swapped_in_the_sandbox(tmp_path: Path) -> None:
+    """The command runs the original file, not the trial's copy: the sandbox shows the
+    stand-in there too. (It used to run the real skill, and every stand-in 'survived'.)"""
+    root = tmp_path / "doubler"
+    data = doubler_fixture()
+    data["cases"].append(case(
+        "absolute", "positive", ["bash", "-c", f"{root}/run.sh in.txt o.txt"],
+        {"exit_code": 0, "artifacts": [{"path": "o.txt", "equals": "42\n"}]}, artifacts=IN))
+    out = tmp_path / "probe.json"
+    cli("probe", str(make_skill(root, data)), "--case", "absolute", "--output", str(out))
+    found = statuses(json.loads(out.read_text()), "absolute")
+    assert found["noop"] == found["crash"] == store.KILLED, found
+
+
+def test_without_the_sandbox_a_skill_named_by_absolute_path_is_inconclusive(
+        tmp_path: Path) -> None:
+    root = tmp_path / "doubler"
+    data = doubler_fixture()
+    data["cases"].append(case(
+        "absolute", "positive", ["bash", "-c", f"{root}/run.sh in.txt o.txt"],
+        {"exit_code": 0, "artifacts": [{"path": "o.txt", "equals": "42\n"}]}, artifacts=IN))
+    out = tmp_path / "probe.json"
+    cli("probe", str(make_skill(root, data)), "--case", "absolute", "--sandbox", "off",
+        "--output", str(out))
+    found = statuses(json.loads(out.read_text()), "absolute")
+    assert found["noop"] == found["crash"] == store.INCONCLUSIVE, found

@@ -102,7 +102,9 @@ def test_a_change_to_the_skill_reaches_the_next_trial(pytester: pytest.Pytester)
         "name": "counts", "type": "positive",
         "command": ["sh", "-c",
                     f"bash ../run.sh x >/dev/null && wc -l < ../data.txt; echo x >> {original}"],
-        "sandbox": "off", "expected": {"exit_code": 0}})
+        # Optional: a required case is played once more against a stand-in of the skill (its
+        # control), which would append to the original too.
+        "sandbox": "off", "required": False, "expected": {"exit_code": 0}})
     make_skill(pytester, data)
     result, report = run(pytester, [])
     assert result.ret == 0, result.stdout.str()

@@ -51,6 +51,8 @@ class Place:
     in place have it as their workspace, which is bound writable after it)."""
     layers: overlay.Layers | None = None
     """When set, the workspace is an overlay of the skill directory (sandboxed trials only)."""
+    shadowed: tuple[tuple[Path, Path], ...] = ()
+    """Files shown in place of others when sandboxed (see ``MountPlan.shadowed``)."""
 
 
 @dataclass
@@ -172,6 +174,7 @@ def _run_sandboxed(argv: list[str], case: Case, net: _Network, env: Mapping[str,
         hidden=(runs_root(), key_directory(), *settings.hidden),
         lower=None if place.layers is None else place.layers.lower,
         work=None if place.layers is None else place.layers.work,
+        shadowed=place.shadowed,
     )
     try:
         return run_confined(argv, cwd=place.cwd, env=env, timeout=timeout,

@@ -191,6 +191,9 @@ class MountPlan:
     read-only lower layer and ``workspace`` its upper layer, mounted at its own path."""
     work: Path | None = None
     """The overlay's work directory (same file system as ``workspace``)."""
+    shadowed: tuple[tuple[Path, Path], ...] = ()
+    """(file, path): a file shown read-only in place of another, mounted last (a probe's
+    stand-in over the original skill's entrypoint, however the command names it)."""
 
 
 def _under(path: Path, directory: Path) -> bool:
@@ -279,6 +282,8 @@ def bwrap_arguments(plan: MountPlan) -> list[str]:
         # removed from inside.
         if visible(path) or writable(path) or _under(path, plan.workspace):
             args += ["--ro-bind", os.devnull, str(path)]
+    for source, target in plan.shadowed:
+        args += ["--ro-bind", str(source), str(target)]
     args += ["--chdir", str(plan.cwd)]
     return args
 

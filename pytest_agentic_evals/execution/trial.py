@@ -58,6 +58,10 @@ class Substitute(Protocol):
     def observe(self, observation: Observation) -> None:
         """Read what the trial left (streams, files) before its workspace is released."""
 
+    @property
+    def shadowed(self) -> tuple[tuple[Path, Path], ...]:
+        """Files a sandboxed trial is shown in place of others: (file, path it covers)."""
+
 
 def expand_placeholders(argv: tuple[str, ...], values: Mapping[str, str]) -> list[str]:
     expanded = []
@@ -166,7 +170,8 @@ def _run_in(workspace: ws.Workspace, lease: Lease | None, context: _Context) -> 
     place = Place(workspace=workspace.root, cwd=workspace.cwd, scratch=scratch,
                   output=trial_dir / "output",
                   readable=(context.skill_dir, case.cwd, workspace.cwd),
-                  skill_dir=context.skill_dir, layers=workspace.layers)
+                  skill_dir=context.skill_dir, layers=workspace.layers,
+                  shadowed=context.substitute.shadowed if context.substitute else ())
     launched = launch(argv, case, env, timeout, place, settings.sandbox)
     if launched.process is None:
         return _not_run(launched, trial, workspace)

@@ -64,6 +64,10 @@ class Recorder:
     def install(self, workspace: ws.Workspace, scratch: Path, env: dict[str, str]) -> None:
         return None
 
+    @property
+    def shadowed(self) -> tuple[tuple[Path, Path], ...]:
+        return ()  # the real skill runs untouched
+
     def observe(self, observation: Observation) -> None:
         if observation.exit_code is None:
             return
@@ -94,6 +98,11 @@ class StandIn:
     donor: Recording | None = None
     report: Path | None = None
     played: dict[str, Any] = field(default_factory=dict)
+    shadowed: tuple[tuple[Path, Path], ...] = ()
+    """The launcher over the original skill's entrypoint too: a command that names the skill
+    by its absolute path (``/home/me/skill/run.sh``, ``cd /home/me/skill && ./run.sh``) runs
+    that file rather than the trial's copy, and a sandboxed trial shows it the stand-in
+    there as well."""
 
     def install(self, workspace: ws.Workspace, scratch: Path, env: dict[str, str]) -> str | None:
         home = scratch / ".agentic-evals-probe"
@@ -116,8 +125,11 @@ class StandIn:
         else:
             launcher = workspace.root / self.target.relative
             ws.remove_path(launcher)
-        launcher.write_text(text, encoding="utf-8")
+        # As bytes: the paths in it are the file system's, UTF-8 or not.
+        launcher.write_bytes(os.fsencode(text))
         launcher.chmod(0o755)
+        if self.target.relative is not None:
+            self.shadowed = ((launcher, Path(os.path.realpath(self.target.path))),)
         return None
 
     def _spec(self, workspace: ws.Workspace, home: Path) -> dict[str, Any]:

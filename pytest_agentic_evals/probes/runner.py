@@ -143,9 +143,15 @@ def _probe(
                   if donor is None else f"the real skill's run of case {donor} did not finish")
         return MutantResult(mutant, NOT_APPLICABLE, reason=reason)
     stand_in = StandIn(case, target, mutant, recording)
-    probed = _copy_mode(_without_reads_of(case, target.path))
-    result = run_trial(fixture, probed, number, settings, kinds, stand_in)
-    return judge(mutant, result, stand_in.played)
+    result = run_trial(fixture, probed_case(case, target.path), number, settings, kinds,
+                       stand_in)
+    return judge(mutant, result, stand_in.played, unswapped(case, result))
+
+
+def probed_case(case: Case, entrypoint: Path) -> Case:
+    """The case as a stand-in's trial runs it: in a copy of the skill, without its
+    assertions on the entrypoint file."""
+    return _copy_mode(_without_reads_of(case, entrypoint))
 
 
 def _without_reads_of(case: Case, entrypoint: Path) -> Case:
@@ -168,8 +174,24 @@ def _without_reads_of(case: Case, entrypoint: Path) -> Case:
     return dataclasses.replace(case, expected={**case.expected, "artifacts": kept})
 
 
-def judge(mutant: str, result: TrialResult, played: Mapping[str, object]) -> MutantResult:
-    """What one stand-in's trial says of the case's oracle."""
+def unswapped(case: Case, result: TrialResult) -> str | None:
+    """Why the real skill may have run instead of the stand-in, or None: a command naming the
+    skill's own directory by absolute path runs the original files, which only a sandboxed
+    trial is shown with the stand-in in place (see ``StandIn.shadowed``)."""
+    if case.skill_dir is None or result.get("isolation", {}).get("sandbox") == "bwrap":
+        return None
+    spellings = {str(case.skill_dir), os.path.realpath(case.skill_dir)}
+    words = [*case.command, *case.env.values()]
+    if any(spelling in word for spelling in spellings for word in words):
+        return ("the command names the skill's own directory by absolute path, which only a "
+                "sandboxed trial sees with the stand-in in place")
+    return None
+
+
+def judge(mutant: str, result: TrialResult, played: Mapping[str, object],
+          unswapped: str | None = None) -> MutantResult:
+    """What one stand-in's trial says of the case's oracle; ``unswapped`` says why the real
+    skill may have run in its place."""
     problems = tuple(str(p) for p in result.get("problems", ()))
     exit_code = result.get("exit_code")
     code = exit_code if isinstance(exit_code, int) else None
@@ -177,6 +199,9 @@ def judge(mutant: str, result: TrialResult, played: Mapping[str, object]) -> Mut
         reason = problems[0] if problems else "the trial could not run"
         return MutantResult(mutant, INCONCLUSIVE, reason=reason, exit_code=code)
     if not played.get("ran"):
+        if unswapped is not None:
+            return MutantResult(mutant, INCONCLUSIVE, exit_code=code, reason=(
+                f"the command never started the stand-in: {unswapped}"))
         if result.get("outcome") == PASS:
             return MutantResult(mutant, SURVIVED, exit_code=code, reason=(
                 "the command never started the stand-in, and the oracle passed anyway"))

@@ -105,6 +105,9 @@ def play(spec: dict[str, Any], args: list[str]) -> int:
         return _passthrough(spec, args)
     if mutant == "replay":
         return _replay(spec)
+    if mutant == "contrary":  # the opposite of what the case expects (targets.contrary_exit)
+        _record(spec, True)
+        return 1 if int(spec["exit_code"]) == 0 else 0
     _record(spec, True)  # noop
     return int(spec["exit_code"])
 

@@ -24,6 +24,9 @@ MUTANTS = (NOOP, CRASH, ECHO_ARGS, PASSTHROUGH, REPLAY)
 # A required case whose oracle survives one of these fails the probe: a skill that does
 # nothing, or that crashes, is the least an oracle must tell from a working one.
 GATING = (NOOP, CRASH)
+# Not one of the probe's: the stand-in of a run's control (``control``), the opposite of what
+# the case expects.
+CONTRARY = "contrary"
 
 MUTANT_MEANING = {
     NOOP: "exits with the case's expected exit code, prints nothing, writes nothing",
@@ -35,6 +38,13 @@ MUTANT_MEANING = {
     REPLAY: "replays the real skill's stdout, stderr, exit code and output files recorded "
             "from another case of the same fixture",
 }
+
+
+def contrary_exit(expected: int) -> int:
+    """The status of the ``contrary`` stand-in: 1 where the case expects 0, else 0 (a skill
+    that accepts what it should refuse)."""
+    return 1 if expected == 0 else 0
+
 
 # What became of one stand-in.
 KILLED = "killed"

@@ -38,6 +38,7 @@ from pytest_agentic_evals.loading import load_fixture
 from pytest_agentic_evals.loading.fixture import FixtureError
 from pytest_agentic_evals.model import BLOCKED, FAIL, INFRA_BLOCKED, Case, Fixture, TrialResult
 from pytest_agentic_evals.probes import store as probe_store
+from pytest_agentic_evals.probes.control import controlled, needs_control, run_control
 from pytest_agentic_evals.redaction import escape_controls
 from pytest_agentic_evals.seals import mac
 
@@ -262,6 +263,9 @@ class TrialItem(pytest.Item):
             self.ended(stopped_trial(self.trial, stop))
             pytest.skip(stop)
         result = run_trial(self.fixture, self.case, self.trial, self.run_settings, self.kinds)
+        if needs_control(self.case, result):
+            control = run_control(self.fixture, self.case, self.run_settings, self.kinds)
+            result = controlled(result, control)
         self.ended(result)
         self.user_properties += [
             ("case", self.case.name),
@@ -271,6 +275,8 @@ class TrialItem(pytest.Item):
             ("evidence_class", self._file.evidence_class(self.fixture, self.case)),
             ("duration_ms", str(result["duration_ms"])),
         ]
+        if "control" in result:
+            self.user_properties.append(("control", result["control"]["status"]))
         if result["outcome"] == FAIL:
             if self.stops is not None:
                 self.stops.record(self.fixture, self.case, self.trial)

@@ -1,0 +1,91 @@
+"""The control of a run: does a case's verdict depend on the skill at all?
+
+A required case's command may reach the skill and then ignore what it did: ``../run.sh Ada >
+/dev/null; echo hello, Ada``, ``../run.sh Ada || echo hello, Ada``.  The load-time contract
+sees the entrypoint reached, every trial passes, and the fixture would be READY over a skill
+that does nothing.  So after the first trial of a required case passes, the run plays the
+case once more with the ``contrary`` stand-in in place of its entrypoint: a skill that exits
+with a status the case does not expect, prints nothing and writes nothing.  When the case
+passes that too, its checks cannot tell the skill from its opposite, and the trial is no
+evidence: it fails, with the control's reason.
+
+This is one stand-in of the probe's kind (``agentic-evals probe`` runs five), chosen because
+it condemns only a verdict that ignores the skill's exit status, output and files alike; a
+case whose only check is an exit code the skill passes on kills it.  Like every stand-in it
+can be told from the skill by a command written to look (reading the entrypoint file): that
+is deception written in the fixture, for a reviewer to see, not an oracle that forgot to check.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pytest_agentic_evals.execution.environment import RunSettings
+from pytest_agentic_evals.execution.trial import run_trial
+from pytest_agentic_evals.expectations.builtin import ExpectationKind
+from pytest_agentic_evals.model import FAIL, PASS, Case, Fixture, TrialResult
+from pytest_agentic_evals.probes.mutants import StandIn, expected_exit
+from pytest_agentic_evals.probes.runner import judge, probed_case, unswapped
+from pytest_agentic_evals.probes.targets import CONTRARY, SURVIVED, contrary_exit, locate
+
+UNPROBED = "unprobed"
+
+
+def needs_control(case: Case, result: TrialResult) -> bool:
+    """The first trial of a required case, when it passed: a failed or blocked trial already
+    keeps the case from passing, and an optional case never counts."""
+    return case.required and result["trial"] == 1 and result["outcome"] == PASS
+
+
+def run_control(fixture: Fixture, case: Case, settings: RunSettings,
+                kinds: Mapping[str, ExpectationKind]) -> dict[str, Any]:
+    """The case played once against the ``contrary`` stand-in: what became of it, as the
+    report's ``control`` entry."""
+    target, why = locate(case)
+    if target is None:
+        return {"stand_in": CONTRARY, "status": UNPROBED, "reason": why}
+    settings.run_dir.mkdir(parents=True, exist_ok=True)
+    # A run directory of its own, removed afterwards: the stand-in's trial fails whenever the
+    # oracle works, and a failed trial's workspace would otherwise be kept for the user.
+    scratch = Path(tempfile.mkdtemp(prefix="control-", dir=settings.run_dir))
+    try:
+        own = dataclasses.replace(settings, run_dir=scratch, trial_dirs=None,
+                                  keep_passed_workspaces=False)
+        stand_in = StandIn(case, target, CONTRARY)
+        played = run_trial(fixture, probed_case(case, target.path), 1, own, kinds, stand_in)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    verdict = judge(CONTRARY, played, stand_in.played, unswapped(case, played))
+    entry: dict[str, Any] = {"stand_in": CONTRARY, "status": verdict.status,
+                             "entrypoint": target.description,
+                             "stand_in_exit_code": contrary_exit(expected_exit(case))}
+    if verdict.reason:
+        entry["reason"] = verdict.reason
+    if verdict.killed_by:
+        entry["killed_by"] = list(verdict.killed_by)
+    return entry
+
+
+def failed_control(result: TrialResult) -> bool:
+    """Whether a trial failed because the case passed its control too."""
+    control = result.get("control")
+    return isinstance(control, dict) and control.get("status") == SURVIVED
+
+
+def controlled(result: TrialResult, control: dict[str, Any]) -> TrialResult:
+    """The trial's result with its control; a FAIL when the control passed the case too."""
+    checked: TrialResult = {**result, "control": control}
+    if control["status"] == SURVIVED:
+        checked["outcome"] = FAIL
+        checked["problems"] = [
+            *result["problems"],
+            f"control: the case passes just as well when {control['entrypoint']} exits "
+            f"{control['stand_in_exit_code']}, prints nothing and writes nothing: its checks do "
+            f"not depend on the skill, so its trials are no evidence",
+        ]
+    return checked

@@ -1,0 +1,235 @@
+"""The run's control: a required case whose verdict does not depend on the skill is no evidence.
+
+Each attack below is a fixture whose command reaches the skill (so the load-time contract
+accepts it) and then ignores what the skill did. Every one of them passed every trial against
+a broken skill and made the fixture READY; the control fails its first trial.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_agentic_evals.execution.sandbox import available_bwrap
+from pytest_agentic_evals.loading import load_fixture
+from pytest_agentic_evals.model import FAIL, PASS, TrialResult
+from pytest_agentic_evals.probes.control import controlled, failed_control, needs_control
+from pytest_agentic_evals.probes.targets import contrary_exit
+from pytest_agentic_evals.report import report_problems
+
+from conftest import MODES, Skill, make_skill, run_cli, skill_fixture
+
+BROKEN_RUN_SH = "#!/usr/bin/env bash\n# Broken: greets nobody, refuses nothing.\nexit 0\n"
+
+
+def run_report(skill: Skill, data: dict[str, Any]) -> tuple[int, dict[str, Any], str]:
+    path = skill.write(data)
+    done = run_cli("run", str(path), "--", "-p", "no:randomly")
+    report: dict[str, Any] = json.loads(done.stdout)  # one fixture: its own report
+    return done.returncode, report, done.stderr
+
+
+def case_of(report: dict[str, Any], name: str) -> dict[str, Any]:
+    found: dict[str, Any] = next(c for c in report["cases"] if c["name"] == name)
+    return found
+
+
+def with_command(index: int, script: str, data: dict[str, Any] | None = None) -> dict[str, Any]:
+    data = data or skill_fixture()
+    data["cases"][index]["command"] = ["bash", "-c", script]
+    return data
+
+
+IGNORING_THE_SKILL = {
+    "output-discarded": "bash ../run.sh Ada > /dev/null; echo hello, Ada",
+    "failure-answered": "bash ../run.sh Ada || echo hello, Ada",
+    "both-ways": "bash ../run.sh Ada >/dev/null 2>&1; echo hello, Ada; true",
+    "dead-code-before": "E=exit; echo hello, Ada; $E 0; bash ../run.sh Ada",
+}
+
+
+@pytest.mark.parametrize("script", IGNORING_THE_SKILL.values(), ids=IGNORING_THE_SKILL.keys())
+def test_a_real_world_case_ignoring_the_skill_fails_its_control(
+    skill: Skill, script: str
+) -> None:
+    status, report, stderr = run_report(skill, with_command(0, script))
+    greets = case_of(report, "greets")
+    assert (status, report["readiness"], greets["outcome"]) == (1, "NOT_READY", FAIL)
+    first = greets["trials"][0]
+    assert first["control"]["status"] == "survived"
+    assert first["control"]["stand_in_exit_code"] == 1
+    assert any(p.startswith("control: the case passes just as well when bash script "
+                            "../run.sh exits 1") for p in first["problems"])
+    # Every trial passed: a failed control is not flakiness.
+    assert greets["reliability"]["flaky"] is False
+    assert greets["control"] == first["control"]
+    assert "control: the case passes just as well" in stderr
+    assert report_problems(report) == []
+
+
+def test_a_refusal_faked_around_the_skill_fails_its_control(skill: Skill) -> None:
+    script = "bash ../run.sh '' 2>/dev/null; echo 'error: name required' >&2; exit 2"
+    status, report, _ = run_report(skill, with_command(1, script))
+    refusal = case_of(report, "refuses-empty-name")
+    assert (status, refusal["outcome"]) == (1, FAIL)
+    # Where a refusal is expected, the stand-in accepts: it exits 0.
+    assert refusal["control"]["status"] == "survived"
+    assert refusal["control"]["stand_in_exit_code"] == 0
+
+
+def test_the_faked_fixture_is_ready_with_a_broken_skill_only_without_the_control(
+    skill: Skill,
+) -> None:
+    """The attack works: against a skill that does nothing, the faked cases pass every trial
+    (the control is what stands between them and READY)."""
+    (skill.root / "run.sh").write_text(BROKEN_RUN_SH)
+    data = with_command(0, IGNORING_THE_SKILL["output-discarded"])
+    data = with_command(1, "bash ../run.sh '' 2>/dev/null; echo 'error: name required' >&2; "
+                           "exit 2", data)
+    status, report, _ = run_report(skill, data)
+    assert status == 1 and report["readiness"] == "NOT_READY"
+    for case in report["cases"]:
+        assert [t["outcome"] for t in case["trials"]] == [FAIL, PASS]
+        assert case["trials"][0]["control"]["status"] == "survived"
+
+
+def test_an_honest_fixture_kills_the_control_and_stays_ready(skill: Skill) -> None:
+    status, report, _ = run_report(skill, skill_fixture())
+    assert (status, report["readiness"]) == (0, "READY")
+    for case in report["cases"]:
+        control = case["trials"][0]["control"]
+        assert control["status"] == "killed" and control["killed_by"]
+        assert "control" not in case["trials"][1]  # once per case, on its first trial
+    assert report_problems(report) == []
+
+
+def test_an_exit_code_the_command_passes_on_is_enough_to_kill_the_control(skill: Skill) -> None:
+    data = skill_fixture()
+    data["cases"][1]["expected"] = {"exit_code": 2}
+    status, report, _ = run_report(skill, data)
+    assert (status, report["readiness"]) == (0, "READY")
+    assert case_of(report, "refuses-empty-name")["control"]["killed_by"] == [
+        "exit_code: expected 2, got 0"]
+
+
+def test_optional_cases_get_no_control(skill: Skill) -> None:
+    data = skill_fixture()
+    data["cases"].append({"name": "optional-fake", "type": "positive", "required": False,
+                          "command": ["bash", "-c", IGNORING_THE_SKILL["output-discarded"]],
+                          "expected": {"exit_code": 0, "stdout_contains": ["hello, Ada"]}})
+    status, report, _ = run_report(skill, data)
+    optional = case_of(report, "optional-fake")
+    assert (status, optional["outcome"], optional["control"]) == (0, PASS, None)
+
+
+def test_a_case_without_a_swappable_entrypoint_keeps_its_trials_and_says_why(
+    skill: Skill,
+) -> None:
+    (skill.root / "Makefile").write_text("check:\n\t./run.sh Ada\n")
+    data = skill_fixture()
+    data["cases"][0].update(command=["make", "-s", "check"], cwd="..")
+    status, report, _ = run_report(skill, data)
+    control = case_of(report, "greets")["control"]
+    assert (status, control["status"]) == (0, "unprobed")
+    assert "test runner make check" in control["reason"]
+
+
+def test_a_control_leaves_nothing_in_the_run_directory(
+    skill: Skill, tmpdir_of_its_own: Path
+) -> None:
+    path = skill.write(with_command(0, IGNORING_THE_SKILL["output-discarded"]))
+    done = run_cli("run", str(path), "--keep-workspaces")
+    assert done.returncode == 1
+    kept = [p for p in tmpdir_of_its_own.rglob("*") if p.name.startswith("control-")]
+    assert kept == []
+    # The failed first trial's own workspace is kept, as any failed trial's is.
+    assert any(p.name == "trial-1" for p in tmpdir_of_its_own.rglob("trial-1"))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_control_fails_the_first_trial_item_under_pytest(
+    pytester: pytest.Pytester, mode: list[str]
+) -> None:
+    make_skill(pytester, with_command(0, IGNORING_THE_SKILL["failure-answered"]))
+    argv = ["--agentic-evals", "-p", "no:cacheprovider", "-p", "no:randomly", *mode]
+    result = (pytester.runpytest_subprocess(*argv, timeout=240) if mode
+              else pytester.runpytest(*argv))
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines([
+        "*fixtures/agentic_eval.json: NOT_READY: required case(s) failed: greets*",
+        "FAILED fixtures/agentic_eval.json::greets[[]trial-1[]] - control: the case passes*",
+    ])
+    assert result.ret == 1
+
+
+needs_sandbox = pytest.mark.skipif(available_bwrap().problem is not None,
+                                   reason="no sandbox on this machine")
+
+
+@needs_sandbox
+@pytest.mark.parametrize("script", ["{root}/run.sh Ada > /dev/null; echo hello, Ada",
+                                    "cd {root} && ./run.sh Ada > /dev/null; echo hello, Ada"])
+def test_naming_the_skill_by_absolute_path_does_not_dodge_the_control(
+    skill: Skill, script: str
+) -> None:
+    """The trial runs in a copy of the skill; a command naming the original runs the
+    original: the sandbox shows it the stand-in there too."""
+    data = with_command(0, script.format(root=skill.root))
+    status, report, _ = run_report(skill, data)
+    assert (status, case_of(report, "greets")["control"]["status"]) == (1, "survived")
+
+
+@needs_sandbox
+def test_an_honest_case_naming_the_skill_by_absolute_path_kills_the_control(
+    skill: Skill,
+) -> None:
+    status, report, _ = run_report(skill, with_command(0, f"{skill.root}/run.sh Ada"))
+    assert (status, case_of(report, "greets")["control"]["status"]) == (0, "killed")
+
+
+def test_without_the_sandbox_an_absolute_path_leaves_the_control_inconclusive(
+    skill: Skill,
+) -> None:
+    """Unsandboxed, the original files are what such a command runs, stand-in or not: the
+    control says nothing rather than condemn an honest case."""
+    data = with_command(0, f"{skill.root}/run.sh Ada", skill_fixture(sandbox="off"))
+    status, report, _ = run_report(skill, data)
+    control = case_of(report, "greets")["control"]
+    assert (status, control["status"]) == (0, "inconclusive")
+    assert "names the skill's own directory by absolute path" in control["reason"]
+
+
+def result_of(trial: int, outcome: str) -> TrialResult:
+    return {"trial": trial, "outcome": outcome, "exit_code": 0, "duration_ms": 1,
+            "timed_out": False, "left_behind_processes": [], "problems": []}
+
+
+def test_only_a_passing_first_trial_of_a_required_case_is_controlled(skill: Skill) -> None:
+    data = skill_fixture()
+    data["cases"].append({**data["cases"][0], "name": "optional", "required": False})
+    fixture = load_fixture(skill.write(data))
+    required, _, optional = fixture.cases
+    assert needs_control(required, result_of(1, PASS))
+    assert not needs_control(required, result_of(2, PASS))
+    assert not needs_control(required, result_of(1, FAIL))
+    assert not needs_control(optional, result_of(1, PASS))
+
+
+def test_a_surviving_control_fails_the_trial_and_a_killed_one_leaves_it() -> None:
+    survived = {"stand_in": "contrary", "status": "survived", "entrypoint": "bash script x",
+                "stand_in_exit_code": 1}
+    failed = controlled(result_of(1, PASS), survived)
+    assert failed["outcome"] == FAIL and failed_control(failed)
+    assert failed["problems"] == ["control: the case passes just as well when bash script x "
+                                  "exits 1, prints nothing and writes nothing: its checks do not "
+                                  "depend on the skill, so its trials are no evidence"]
+    for status in ("killed", "inconclusive", "not_applicable", "unprobed"):
+        kept = controlled(result_of(1, PASS), {**survived, "status": status})
+        assert kept["outcome"] == PASS and not failed_control(kept) and not kept["problems"]
+
+
+def test_the_stand_in_does_the_opposite_of_what_the_case_expects() -> None:
+    assert [contrary_exit(code) for code in (0, 1, 2, 127)] == [1, 0, 0, 0]
