@@ -610,6 +610,41 @@ def test_the_machine_running_the_evaluation_is_refused_unless_a_rule_names_it() 
     assert named.report()["violations"] == []
 
 
+@pytest.mark.parametrize(("address", "private"), [
+    ("10.0.0.1", True), ("10.255.255.255", True), ("172.16.0.1", True),
+    ("172.31.255.255", True), ("192.168.1.1", True), ("100.64.0.1", True),
+    ("100.127.255.255", True), ("fd12:3456::1", True), ("fec0::1", True),
+    ("::ffff:10.1.2.3", True),
+    ("172.15.255.255", False), ("172.32.0.0", False), ("100.63.255.255", False),
+    ("100.128.0.0", False), ("192.169.0.1", False), ("11.0.0.1", False),
+    ("2001:db8::1", False), ("93.184.216.34", False),
+])
+def test_private_addresses_are_the_evaluating_machines_networks(
+    address: str, private: bool
+) -> None:
+    kind = dm.local_kind(address)
+    assert (kind is not None and kind.startswith("a private address")) is private, kind
+
+
+def test_a_private_address_is_refused_without_being_contacted() -> None:
+    """The networks of the machine running the evaluation (a CI provider's services, an
+    office's, a cluster's) are out of reach as its loopback is: refused before any
+    connection, also without rules."""
+    with px.DomainProxy(dm.DomainPolicy(None), None) as everything:
+        started = time.monotonic()
+        answers = [exchange(everything, b"GET http://10.1.2.3:9/x HTTP/1.1\r\n\r\n"),
+                   exchange(everything, b"CONNECT 192.168.1.1:443 HTTP/1.1\r\n\r\n"),
+                   exchange(everything, b"CONNECT [fd00::1]:443 HTTP/1.1\r\n\r\n")]
+        elapsed = time.monotonic() - started
+    for answer in answers:
+        assert answer.startswith(b"HTTP/1.1 403 "), answer
+        assert b"a private address" in answer, answer
+    assert elapsed < px.CONNECT_TIMEOUT_SECONDS  # answered, not tried and timed out
+    assert [(v["host"], v["rule"], v["entry"]) for v in everything.report()["violations"]] == [
+        ("10.1.2.3", "local_address", "10.1.2.3"), ("192.168.1.1", "local_address", "192.168.1.1"),
+        ("fd00::1", "local_address", "fd00::1")]
+
+
 def test_stop_cuts_open_tunnels_and_joins_every_thread(origin: int) -> None:
     proxy = px.DomainProxy(dm.DomainPolicy(None, ("evil.test",)),
                            px.local_hosts_from(LOCAL_HOSTS))

@@ -81,11 +81,19 @@ def ip_text(text: str) -> str | None:
     return str(address)
 
 
+# Private ranges: the networks of the machine running the evaluation (a CI provider's, an
+# office's, a cluster's), whose services a trial has no business reaching through the proxy.
+_PRIVATE_NETWORKS = tuple(ipaddress.ip_network(net) for net in (
+    "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10",  # RFC 1918, RFC 6598
+    "fc00::/7", "fec0::/10",  # unique local, and the deprecated site-local
+))
+
+
 def local_kind(address: str) -> str | None:
-    """What puts an IP address on the machine running the evaluation, by its range: a
-    loopback, link-local or unspecified address (an IPv4 address however IPv6 embeds it);
-    None for any other (which may still be one of the machine's own: the proxy asks its
-    routes)."""
+    """What puts an IP address on the machine running the evaluation or its networks, by its
+    range: a loopback, link-local, unspecified or private address (an IPv4 address however
+    IPv6 embeds it); None for any other (which may still be one of the machine's own: the
+    proxy asks its routes)."""
     try:
         ip: ipaddress.IPv4Address | ipaddress.IPv6Address = ipaddress.ip_address(
             address.partition("%")[0])
@@ -102,6 +110,8 @@ def local_kind(address: str) -> str | None:
         return "an unspecified address, which reaches the machine running the evaluation"
     if ip.is_link_local:
         return "a link-local address, on the link of the machine running the evaluation"
+    if any(ip in network for network in _PRIVATE_NETWORKS):
+        return "a private address, on a network of the machine running the evaluation"
     return None
 
 
