@@ -125,6 +125,25 @@ def test_optional_cases_get_no_control(skill: Skill) -> None:
     assert (status, optional["outcome"], optional["control"]) == (0, PASS, None)
 
 
+def test_an_optional_case_supporting_a_claim_gets_a_control_and_fails_the_claim(
+    skill: Skill,
+) -> None:
+    """An optional case never lowers readiness, but it counts for the claims it supports:
+    a vacuous one must not prove a claim."""
+    claim = {"id": "greets-people", "criticality": "critical", "claim_semantics": "other",
+             "evidence_required": {"deterministic": True}}
+    data = skill_fixture(capability_claims=[claim])
+    data["cases"].append({"name": "optional-fake", "type": "positive", "required": False,
+                          "supports_claims": ["greets-people"],
+                          "command": ["bash", "-c", IGNORING_THE_SKILL["output-discarded"]],
+                          "expected": {"exit_code": 0, "stdout_contains": ["hello, Ada"]}})
+    status, report, _ = run_report(skill, data)
+    optional = case_of(report, "optional-fake")
+    assert (optional["outcome"], optional["control"]["status"]) == (FAIL, "survived")
+    assert report["capability_readiness"]["greets-people"]["verdict"] == "FAILED"
+    assert (status, report["readiness"]) == (1, "NOT_READY")
+
+
 def test_a_case_without_a_swappable_entrypoint_keeps_its_trials_and_says_why(
     skill: Skill,
 ) -> None:

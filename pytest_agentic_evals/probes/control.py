@@ -3,11 +3,11 @@
 A required case's command may reach the skill and then ignore what it did: ``../run.sh Ada >
 /dev/null; echo hello, Ada``, ``../run.sh Ada || echo hello, Ada``.  The load-time contract
 sees the entrypoint reached, every trial passes, and the fixture would be READY over a skill
-that does nothing.  So after the first trial of a required case passes, the run plays the
-case once more with the ``contrary`` stand-in in place of its entrypoint: a skill that exits
-with a status the case does not expect, prints nothing and writes nothing.  When the case
-passes that too, its checks cannot tell the skill from its opposite, and the trial is no
-evidence: it fails, with the control's reason.
+that does nothing.  So after the first trial of a required case (or of any case supporting a
+capability claim) passes, the run plays the case once more with the ``contrary`` stand-in in
+place of its entrypoint: a skill that exits with a status the case does not expect, prints
+nothing and writes nothing.  When the case passes that too, its checks cannot tell the skill
+from its opposite, and the trial is no evidence: it fails, with the control's reason.
 
 This is one stand-in of the probe's kind (``agentic-evals probe`` runs five), chosen because
 it condemns only a verdict that ignores the skill's exit status, output and files alike; a
@@ -37,9 +37,11 @@ UNPROBED = "unprobed"
 
 
 def needs_control(case: Case, result: TrialResult) -> bool:
-    """The first trial of a required case, when it passed: a failed or blocked trial already
-    keeps the case from passing, and an optional case never counts."""
-    return case.required and result["trial"] == 1 and result["outcome"] == PASS
+    """The first trial of a case whose passing is evidence (a required case, or one that
+    supports a capability claim: an optional case counts for its claims), when it passed: a
+    failed or blocked trial already keeps the case from passing."""
+    counts = case.required or bool(case.supports_claims)
+    return counts and result["trial"] == 1 and result["outcome"] == PASS
 
 
 def run_control(fixture: Fixture, case: Case, settings: RunSettings,
