@@ -659,6 +659,44 @@ def bench_probe(work: Path, quick: bool) -> list[tuple[str, str, str, str]]:
              "(2 trials per case)", f"{probe:.1f} s", f"{run:.1f} s", f"{probe / run:.2f}x")]
 
 
+def bench_control(work: Path, quick: bool) -> list[tuple[str, str, str, str]]:
+    """What the control costs a run: a 50-case fixture whose cases are all required (each
+    first trial is played once more against the ``contrary`` stand-in) next to the same
+    fixture with all but two cases optional (two controls), three trials per case, sandboxed
+    as by default, interleaved."""
+    root = work / "control"
+    root.mkdir(parents=True)
+    (root / "run.sh").write_text(PROBE_SKILL)
+    (root / "run.sh").chmod(0o755)
+    count = 10 if quick else 50
+
+    def fixture(name: str, optional: bool) -> Path:
+        cases = [{"name": f"doubles-{i}", "type": "positive", "real_world": i == 0,
+                  "required": i == 0 or not optional,
+                  "command": ["sh", "run.sh", "in.txt", "out.txt"],
+                  "artifacts": [{"path": "in.txt", "content": f"{i}\n"}],
+                  "expected": {"exit_code": 0,
+                               "artifacts": [{"path": "out.txt", "equals": f"{2 * i}\n"}]}}
+                 for i in range(count - 1)]
+        cases.append({"name": "refuses-missing-input", "type": "negative",
+                      "command": ["sh", "run.sh", "missing.txt", "out.txt"],
+                      "expected": {"exit_code": 1, "stderr_contains": ["unreadable input"]}})
+        path = root / name
+        path.write_text(json.dumps({"version": 2, "skill": "doubler", "trials": 3,
+                                    "cases": cases}))
+        return path
+
+    controlled, two = fixture("agentic_eval.json", False), fixture("agentic_eval_two.json", True)
+    cli = str(Path(sys.executable).parent / "agentic-evals")
+    timings: dict[str, list[float]] = {"controlled": [], "two": []}
+    for _ in range(1 if quick else 5):
+        timings["controlled"].append(timed([cli, "run", str(controlled)], root))
+        timings["two"].append(timed([cli, "run", str(two)], root))
+    ours, base = (statistics.median(timings[k]) for k in ("controlled", "two"))
+    return [(f"run of a {count}-case fixture, 3 trials, every case controlled vs two",
+             f"{ours:.1f} s", f"{base:.1f} s", f"{ours / base:.2f}x")]
+
+
 BENCHMARKS = {"overhead": bench_overhead, "parallel": bench_parallel, "memory": bench_memory,
               "collection": bench_collection, "report": bench_report, "skills": bench_audit_skills,
               "coverage": bench_coverage_audit, "workspace": bench_workspace,
@@ -667,7 +705,7 @@ BENCHMARKS = {"overhead": bench_overhead, "parallel": bench_parallel, "memory": 
               "trialmemory": bench_trial_memory, "isolation": bench_isolation_size,
               "overlay": bench_overlay_mount, "pertrial": bench_per_trial,
               "startup": bench_startup, "collectmany": bench_collect_many,
-              "probe": bench_probe}
+              "probe": bench_probe, "control": bench_control}
 
 
 def main() -> int:

@@ -28,15 +28,17 @@ from pytest_agentic_evals.probes.targets import REPLAY, Target
 
 # Where a launcher is written as the language that reads it; the text starts the stand-in
 # (PY, STANDIN and SPEC are filled in).  A ``#!`` line also makes a shell launcher executable.
+# The stand-in needs the standard library only: ``-S`` skips ``site`` (a virtualenv's path
+# files), which made up most of its start-up.
 _LAUNCHERS = {
-    "shell": '#!/bin/sh\nexec {py} -I {standin} {spec} "$@"\n',
-    "python": "import os, sys\nos.execv({py!r}, [{py!r}, '-I', {standin!r}, {spec!r}, "
+    "shell": '#!/bin/sh\nexec {py} -I -S {standin} {spec} "$@"\n',
+    "python": "import os, sys\nos.execv({py!r}, [{py!r}, '-I', '-S', {standin!r}, {spec!r}, "
               "*sys.argv[1:]])\n",
-    "node": "const r = require('child_process').spawnSync({py}, ['-I', {standin}, {spec}, "
+    "node": "const r = require('child_process').spawnSync({py}, ['-I', '-S', {standin}, {spec}, "
             "...process.argv.slice(2)], {{stdio: 'inherit'}});\n"
             "process.exit(r.status === null ? 1 : r.status);\n",
-    "perl": "exec({py}, '-I', {standin}, {spec}, @ARGV) or die;\n",
-    "ruby": "exec({py}, '-I', {standin}, {spec}, *ARGV)\n",
+    "perl": "exec({py}, '-I', '-S', {standin}, {spec}, @ARGV) or die;\n",
+    "ruby": "exec({py}, '-I', '-S', {standin}, {spec}, *ARGV)\n",
 }
 _STANDIN_SOURCE = Path(__file__).with_name("standin.py")
 

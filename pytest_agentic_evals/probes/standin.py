@@ -1,7 +1,7 @@
 """The stand-in of a broken skill: the program a probe puts where the skill's entrypoint was.
 
 This file is copied into a trial's scratch directory and run there as
-``python -I standin.py SPEC.json ARGS...``; it imports nothing of the package, so that it runs
+``python -I -S standin.py SPEC.json ARGS...``; it imports nothing of the package, so that it runs
 the same inside the sandbox.  ``SPEC.json`` says which broken skill to play (``mutant``), the
 exit code the case expects, the paths the case reads back, its input artifacts and, for
 ``replay``, what the real skill did in another case.  ``ARGS`` are the arguments the case gave
