@@ -445,6 +445,14 @@ def test_verify_is_not_fooled_by_a_proof_that_fails_on_its_own(skill: Skill) -> 
     write_registry(skill, registry(
         record("echoes-its-signature", fail_before_fix=proof(
             proof_command=["bash", "-c", f"echo \"{SIGNATURE}\"; exit 1"])),
+        record("signature-in-quoted-pieces", fail_before_fix=proof(
+            proof_command=["bash", "-c", f'echo "{SIGNATURE[:20]}""{SIGNATURE[20:]}"; exit 1'])),
+        record("signature-in-variables", fail_before_fix=proof(
+            proof_command=["sh", "-c", "A=stdout_contains:; B=stdout; "
+                           "printf '%s\\n' \"$A 'hello, Ada' not found in $B\"; exit 1"])),
+        record("signature-in-words", fail_before_fix=proof(
+            proof_command=["bash", "-c", "echo stdout_contains: \"'hello, Ada'\" not found in "
+                           "stdout; exit 1"])),
         record("rejected-through-stdout", fail_before_fix=proof(
             proof_command=["bash", "-c", "agentic-evals run rejected.json 2>&1"],
             expected={"exit_code": 2, "stdout_contains": ["rejected.json"]})),
@@ -460,6 +468,10 @@ def test_verify_is_not_fooled_by_a_proof_that_fails_on_its_own(skill: Skill) -> 
     expected_reasons = {
         "echoes-its-signature": f"the failure signature {SIGNATURE!r} is written in the "
                                 "proof's own command",
+        **{regression_id: f"the failure signature {SIGNATURE!r} is written in the proof's own "
+                          "command" for regression_id in ("signature-in-quoted-pieces",
+                                                          "signature-in-variables",
+                                                          "signature-in-words")},
         "rejected-through-stdout": "the proof's fixture was rejected at load",
         "traceback-through-stdout": "the proof died with an undeclared Python traceback",
         "usage-error": "the proof stopped on a usage error",

@@ -35,6 +35,7 @@ from pytest_agentic_evals.regressions.registry import (
     Regression,
     retained_case_problems,
 )
+from pytest_agentic_evals.shell import CommandParseError, simple_commands
 from pytest_agentic_evals.verdicts import case_outcome
 
 VERIFICATION_SCHEMA = "agentic_evals.regressions_verification.v1"
@@ -188,7 +189,8 @@ def _output_problems(
             and not proof.declares("usage"):
         problems.append("the proof stopped on a usage error (a \"usage:\" line in its output): "
                         "its command line was refused, so the guard never ran")
-    printed = [s for s in _signatures(proof) if any(s in word for word in proof.argv)]
+    words = _proof_words(proof.argv)
+    printed = [s for s in _signatures(proof) if any(s in word for word in words)]
     if printed:
         problems.append("the failure signature " + ", ".join(map(repr, printed)) + " is "
                         "written in the proof's own command: a proof that prints its "
@@ -198,6 +200,20 @@ def _output_problems(
 
 def _signatures(proof: Proof) -> tuple[str, ...]:
     return proof.stdout_contains + proof.stderr_contains
+
+
+def _proof_words(argv: Sequence[str]) -> list[str]:
+    """The proof's argv, and what its shell scripts hand their programs: each word after quote
+    removal and with the variables the script itself sets (``echo 'not '"found"``, ``A=not;
+    echo "$A found"``), and each command's words joined as ``echo`` prints them."""
+    words = list(argv)
+    try:
+        commands = simple_commands(argv)
+    except CommandParseError:
+        return words
+    for command in commands:
+        words += [*command.argv, " ".join(command.argv[1:])]
+    return words
 
 
 def run_retained_case(
