@@ -619,6 +619,9 @@ def test_a_regular_expression_some_text_fails_is_accepted(
     ["bash", "-c", "../run.sh ~+/sample.csv"],
     ["bash", "-c", "../run.sh sample.{csv,none}"],
     ["bash", "-c", "trap '../run.sh \"$(cat sample.csv)\"' EXIT; ../run.sh Ada > /dev/null"],
+    ["bash", "-c", "../run.sh \"$(python3 -c \"print(open('sample.csv').read())\")\""],
+    ["bash", "-c", "../run.sh \"$(node -e \"process.stdout.write(require('fs')"
+                   ".readFileSync('sample.csv'))\")\""],
 ])
 def test_canned_data_from_the_fixture_folder_is_a_stub_whatever_its_name(
     command: list[str], fixture_data: dict, skill: Skill

@@ -127,8 +127,9 @@ def fixture_stub_inputs(
 
     Given the working directory and the skill directory, a word is also flagged when it names
     (relative to the directory its command runs in, as a glob, through symbolic links) an
-    existing file inside a ``fixtures`` folder of the skill, whatever its name; the command's
-    shell scripts see ``environment``.
+    existing file inside a ``fixtures`` folder of the skill, whatever its name, or when a
+    path-like piece of it does (a file name in inline code: ``python3 -c
+    "open('sample.csv')"``); the command's shell scripts see ``environment``.
     """
     walker = walk(argv, environment)
     words: list[tuple[str, str | None]] = []
@@ -140,8 +141,16 @@ def fixture_stub_inputs(
     for word, workdir in words:
         if word in flagged:
             continue
-        located = cwd is not None and skill_dir is not None and workdir is not None and \
-            _lands_in_fixture_folder(word, cwd / workdir, skill_dir)
+        located = cwd is not None and skill_dir is not None and workdir is not None and any(
+            _lands_in_fixture_folder(spelled, cwd / workdir, skill_dir)
+            for spelled in (word, *_named_inside(word)))
         if located or _word_is_stub(word):
             flagged.append(word)
     return flagged
+
+
+def _named_inside(word: str) -> list[str]:
+    """The path-like pieces of a word that is more than a path: the file names inline code
+    opens (``print(open('sample.csv').read())``, ``readFileSync('in.json')``)."""
+    return [chunk for chunk in _CHUNK.findall(_SUBSTITUTION.sub(" ", word))
+            if chunk != word and ("/" in chunk or _EXTENSION.search(chunk))]
