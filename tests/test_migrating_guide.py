@@ -474,6 +474,19 @@ def diff_negative_reach(e: Earlier) -> None:
     assert "no required negative or adversarial case reaches the skill's own code" in message
 
 
+def diff_ignored_skill(e: Earlier) -> None:
+    data = e.data()
+    first_case(data)["command"] = ["bash", "-c", "bash ../run.sh Ada > /dev/null; "
+                                                 "echo hello, Ada"]
+    path = e.fixture.with_name("agentic_eval_ignores_the_skill.json")
+    path.write_text(json.dumps(data))
+    result = run_cli("run", str(path), cwd=path.parent)
+    report = json.loads(result.stdout)
+    greets = next(c for c in report["cases"] if c["name"] == "greets")
+    assert result.returncode == 1 and greets["outcome"] == "FAIL"
+    assert greets["control"]["status"] == "survived"
+
+
 def diff_expires(e: Earlier) -> None:
     fixture = load_fixture(e.skill / "fixtures" / "selftest" / "exemption.json")
     data = dict(fixture.data)
@@ -729,6 +742,8 @@ DIFFERENCES: dict[str, Callable[[Earlier], None]] = {
     "ran": diff_negative_reach,
     "a fixture whose every case said `\"required\": false` was run and scored on all its "
     "cases": diff_all_optional,
+    "a required case that reached the skill and ignored what it did (`bash ../run.sh Ada > "
+    "/dev/null; echo hello, Ada`) passed": diff_ignored_skill,
     "exemptions' `expires` was compared as a string": diff_expires,
     "a missing executable aborted the run without a report": diff_missing_executable,
     "the `.env` beside the runner leaked into every trial": diff_dotenv,
