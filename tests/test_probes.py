@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -471,3 +472,24 @@ def test_without_the_sandbox_a_skill_named_by_absolute_path_is_inconclusive(
         "--output", str(out))
     found = statuses(json.loads(out.read_text()), "absolute")
     assert found["noop"] == found["crash"] == store.INCONCLUSIVE, found
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+@pytest.mark.parametrize(("script", "package"), [
+    ("tool.js", None), ("tool.cjs", None), ("tool.mjs", None),
+    ("tool.js", {"type": "module"}),  # a .js file is an ES module in such a package
+])
+def test_a_node_script_is_replaced_whatever_its_module_kind(
+        tmp_path: Path, script: str, package: dict[str, str] | None) -> None:
+    root = tmp_path / "doubler"
+    data = doubler_fixture()
+    data["cases"].append(case("node-tool", "positive", ["node", script, "2"],
+                              {"exit_code": 0, "stdout_contains": ["4"]}))
+    path = make_skill(root, data)
+    (root / script).write_text("console.log(Number(process.argv[2]) * 2);\n")
+    if package is not None:
+        (root / "package.json").write_text(json.dumps(package))
+    out = tmp_path / "probe.json"
+    cli("probe", str(path), "--case", "node-tool", "--output", str(out))
+    found = statuses(json.loads(out.read_text()), "node-tool")
+    assert found["noop"] == found["crash"] == found["echo-args"] == store.KILLED, found

@@ -34,9 +34,11 @@ _LAUNCHERS = {
     "shell": '#!/bin/sh\nexec {py} -I -S {standin} {spec} "$@"\n',
     "python": "import os, sys\nos.execv({py!r}, [{py!r}, '-I', '-S', {standin!r}, {spec!r}, "
               "*sys.argv[1:]])\n",
-    "node": "const r = require('child_process').spawnSync({py}, ['-I', '-S', {standin}, {spec}, "
+    # import(), not require(): it works in a CommonJS script and in an ES module alike.
+    "node": "import('node:child_process').then(({{spawnSync}}) => {{\n"
+            "  const r = spawnSync({py}, ['-I', '-S', {standin}, {spec}, "
             "...process.argv.slice(2)], {{stdio: 'inherit'}});\n"
-            "process.exit(r.status === null ? 1 : r.status);\n",
+            "  process.exit(r.status === null ? 1 : r.status);\n}});\n",
     "perl": "exec({py}, '-I', '-S', {standin}, {spec}, @ARGV) or die;\n",
     "ruby": "exec({py}, '-I', '-S', {standin}, {spec}, *ARGV)\n",
 }

@@ -75,7 +75,7 @@ class Target:
 
     @property
     def language(self) -> str:
-        return language(self.via, self.path) or "shell"
+        return language(self.via) or "shell"
 
     def as_json(self) -> dict[str, str]:
         return {"description": self.description, "path": str(self.path), "via": self.via,
@@ -90,12 +90,10 @@ def file_sha256(path: Path) -> str:
     return "sha256:" + digest.hexdigest()
 
 
-def language(via: str, path: Path) -> str | None:
+def language(via: str) -> str | None:
     """The language of the launcher that stands in for an entrypoint started this way."""
     if via in ("exec", "path", "shell"):
         return "shell"
-    if via == "node" and path.suffix not in (".js", ".cjs"):
-        return None  # an ES module cannot require(); such an entrypoint is not probed
     return via if via in LANGUAGES else None
 
 
@@ -116,7 +114,7 @@ def locate(case: Case) -> tuple[Target | None, str]:
 
 
 def _target(skill_dir: Path, reached: Reached) -> tuple[Target | None, str]:
-    if language(reached.via, reached.path) is None:
+    if language(reached.via) is None:
         return None, (f"{reached.description} is started in a way no stand-in is written for "
                       f"({reached.via})")
     try:
