@@ -16,6 +16,7 @@ import pytest
 from pytest_agentic_evals.execution.sandbox import available_bwrap
 from pytest_agentic_evals.loading import load_fixture
 from pytest_agentic_evals.model import FAIL, PASS, TrialResult
+from pytest_agentic_evals.probes import control as control_module
 from pytest_agentic_evals.probes.control import controlled, failed_control, needs_control
 from pytest_agentic_evals.probes.targets import contrary_exit
 from pytest_agentic_evals.report import report_problems
@@ -219,6 +220,26 @@ def test_without_the_sandbox_an_absolute_path_leaves_the_control_inconclusive(
     control = case_of(report, "greets")["control"]
     assert (status, control["status"]) == (0, "inconclusive")
     assert "names the skill's own directory by absolute path" in control["reason"]
+
+
+def test_a_control_waiting_for_the_skill_is_cut_short(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A command that waits for what the skill produces waits in vain for the stand-in: the
+    control stops at twice the first trial's time (at least the floor), not at the case's
+    own timeout, and a control that timed out was killed (the case depends on the skill)."""
+    monkeypatch.setattr(control_module, "CONTROL_FLOOR_SECONDS", 1.0)
+    data = with_command(0, "bash ../run.sh Ada > out.txt; "
+                           "until grep -q hello out.txt; do sleep 0.1; done; cat out.txt")
+    data["cases"][0]["timeout_seconds"] = 600
+    make_skill(pytester, data)
+    result = pytester.runpytest("--agentic-evals", "-p", "no:cacheprovider", "-p", "no:randomly",
+                                "--agentic-evals-report", "report.json")
+    assert result.ret == 0, result.stdout.str()
+    report = json.loads((pytester.path / "report.json").read_text())
+    control = case_of(report, "greets")["control"]
+    assert control["status"] == "killed"
+    assert any("timed out after 1s" in problem for problem in control["killed_by"]), control
 
 
 def result_of(trial: int, outcome: str) -> TrialResult:

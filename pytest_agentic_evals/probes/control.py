@@ -34,6 +34,11 @@ from pytest_agentic_evals.probes.runner import judge, probed_case, unswapped
 from pytest_agentic_evals.probes.targets import CONTRARY, SURVIVED, contrary_exit, locate
 
 UNPROBED = "unprobed"
+# The control's time limit: twice what the first trial took, at least this long, never more
+# than the case's own timeout. A command that waits for what the skill produces (a server's
+# port, an output file) waits in vain for the stand-in, and would otherwise wait the whole
+# timeout of the case (minutes, for an agent's run) once per case.
+CONTROL_FLOOR_SECONDS = 10.0
 
 
 def needs_control(case: Case, result: TrialResult) -> bool:
@@ -45,9 +50,9 @@ def needs_control(case: Case, result: TrialResult) -> bool:
 
 
 def run_control(fixture: Fixture, case: Case, settings: RunSettings,
-                kinds: Mapping[str, ExpectationKind]) -> dict[str, Any]:
-    """The case played once against the ``contrary`` stand-in: what became of it, as the
-    report's ``control`` entry."""
+                kinds: Mapping[str, ExpectationKind], trial_seconds: float) -> dict[str, Any]:
+    """The case played once against the ``contrary`` stand-in (``trial_seconds``: how long
+    its first trial took): what became of it, as the report's ``control`` entry."""
     target, why = locate(case)
     if target is None:
         return {"stand_in": CONTRARY, "status": UNPROBED, "reason": why}
@@ -59,7 +64,10 @@ def run_control(fixture: Fixture, case: Case, settings: RunSettings,
         own = dataclasses.replace(settings, run_dir=scratch, trial_dirs=None,
                                   keep_passed_workspaces=False)
         stand_in = StandIn(case, target, CONTRARY)
-        played = run_trial(fixture, probed_case(case, target.path), 1, own, kinds, stand_in)
+        timeout = case.timeout_seconds or settings.default_timeout
+        limited = dataclasses.replace(probed_case(case, target.path), timeout_seconds=min(
+            timeout, max(CONTROL_FLOOR_SECONDS, 2 * trial_seconds)))
+        played = run_trial(fixture, limited, 1, own, kinds, stand_in)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     verdict = judge(CONTRARY, played, stand_in.played, unswapped(case, played))

@@ -264,7 +264,8 @@ class TrialItem(pytest.Item):
             pytest.skip(stop)
         result = run_trial(self.fixture, self.case, self.trial, self.run_settings, self.kinds)
         if needs_control(self.case, result):
-            control = run_control(self.fixture, self.case, self.run_settings, self.kinds)
+            control = run_control(self.fixture, self.case, self.run_settings, self.kinds,
+                                  result["duration_ms"] / 1000)
             result = controlled(result, control)
         self.ended(result)
         self.user_properties += [
