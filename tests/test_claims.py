@@ -332,6 +332,8 @@ def test_reading_back_a_file_the_case_wrote_itself_is_no_oracle(skill: Skill) ->
     "bash run.sh l; cat run.sh > out/l.json",
     "mkdir out; cd out && cp ../run.sh l.json; cd .. && bash run.sh l",
     "bash run.sh l; dd if=run.sh of=out/l.json",
+    "bash run.sh l; printf '{\"ok\": true}' | tee out/l.json",
+    "bash run.sh l > /dev/null && echo '{\"ok\": true}' | tee -a out/x out/l.json",
 ])
 def test_reading_back_a_file_the_command_wrote_itself_is_no_oracle(
     skill: Skill, script: str

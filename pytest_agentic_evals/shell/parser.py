@@ -46,6 +46,8 @@ class RawCommand:
     outputs: list[str] = field(default_factory=list)  # files output redirections write
     negated: bool = False  # "! cmd"
     dead: bool = False  # the script's own text shows it never runs
+    piped_from: str | None = None  # "a | cmd": the program a reads its input from (a simple
+    # command's first word; None when not piped, or piped from a compound command)
 
     def __bool__(self) -> bool:
         return bool(self.words or self.scripts or self.inputs)
@@ -230,6 +232,7 @@ class Parser:
         self.defining: str | None = None  # a function name whose body opens next
         self.wordless = False  # the command read runs, with no words: "> log", "(( n ))"
         self.coprocess = False  # the next command is run by coproc
+        self.last_program: str | None = None  # the first word of the simple command just read
 
     def parse(self) -> list[Event]:
         while self.i < len(self.toks):
@@ -267,13 +270,18 @@ class Parser:
             self._emit(self.cur)
             if coprocess:
                 self._emit(POP)
+            self.last_program = self.cur.words[0] if self.cur.words else None
         elif self.wordless and self.frames[-1].runs():
             # Arithmetic, or redirections alone, are commands too: "true; (( 0 )) || x" runs x.
             self.frames[-1].status = None
+        else:
+            self.last_program = None  # a compound command (or nothing) ended here
         self.cur = RawCommand()
         self.wordless = False
 
     def _separator(self, op: str) -> None:
+        if op == "|":
+            self.cur.piped_from = self.last_program
         frame = self.frames[-1]
         if frame.ending and op not in _SUBSHELL_AFTER:
             frame.ended = True

@@ -426,6 +426,11 @@ class Walker:
         program = basename(words[0]) if words else ""
         self.written += [(expand_references(word, scope.variables), scope.workdir, program)
                          for word in event.outputs]
+        if program == "tee" and event.piped_from is not None:
+            # "printf ... | tee out.txt": the files tee names hold what it is piped.
+            source = basename(expand_references(event.piped_from, scope.variables))
+            self.written += [(word, scope.workdir, source) for word in words[1:]
+                             if not word.startswith("-")]
         if not words:
             scope.assign(f"{name}={value}" for name, value in assigned.items())
             self.extra_inputs.extend(inputs)
