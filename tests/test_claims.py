@@ -334,6 +334,9 @@ def test_reading_back_a_file_the_case_wrote_itself_is_no_oracle(skill: Skill) ->
     "bash run.sh l; dd if=run.sh of=out/l.json",
     "bash run.sh l; printf '{\"ok\": true}' | tee out/l.json",
     "bash run.sh l > /dev/null && echo '{\"ok\": true}' | tee -a out/x out/l.json",
+    "bash run.sh l; { echo '{\"ok\":'; echo 'true}'; } > out/l.json",
+    "bash run.sh l; (printf '{\"ok\": true}') > out/l.json",
+    "bash run.sh l; if true; then echo '{}'; fi > out/l.json",
 ])
 def test_reading_back_a_file_the_command_wrote_itself_is_no_oracle(
     skill: Skill, script: str
@@ -348,6 +351,8 @@ def test_reading_back_a_file_the_command_wrote_itself_is_no_oracle(
     "bash run.sh l > out/l.json",
     "bash run.sh l | tee out/l.json",
     "bash run.sh l; cp out/produced.json out/l.json",
+    "{ echo start; bash run.sh l; } > out/l.json",
+    "false && { echo '{}'; } > out/l.json; bash run.sh l out/l.json",
 ])
 def test_a_file_the_skill_writes_is_an_oracle(skill: Skill, script: str) -> None:
     q = qualify(skill.case(live("l", command=["bash", "-c", script])))

@@ -170,8 +170,8 @@ def _written_by_the_command(case: Case) -> set[str]:
         joined = posixpath.normpath(posixpath.join(cwd, workdir, target))
         return posixpath.normpath(posixpath.relpath(joined, cwd))
 
-    paths = [located(target, workdir) for target, workdir, program in walker.written
-             if program in CONSTANT]
+    paths = [located(target, workdir) for target, workdir, programs in walker.written
+             if programs and all(program in CONSTANT for program in programs)]
     for found in walker.found:
         argv = found.command.argv
         name = PurePosixPath(argv[0]).name

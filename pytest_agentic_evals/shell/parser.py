@@ -48,6 +48,8 @@ class RawCommand:
     dead: bool = False  # the script's own text shows it never runs
     piped_from: str | None = None  # "a | cmd": the program a reads its input from (a simple
     # command's first word; None when not piped, or piped from a compound command)
+    programs: list[str] = field(default_factory=list)  # for the redirection of a compound
+    # command ("{ a; b; } > f", no words of its own): the programs run inside it
 
     def __bool__(self) -> bool:
         return bool(self.words or self.scripts or self.inputs)
@@ -160,6 +162,7 @@ class _Frame:
     taken: bool = False  # (if) a branch before is always taken: the later ones never are
     certain: bool = False  # the construct always runs where it stands
     coprocess: bool = False  # run by coproc: in a subshell of its own, in the background
+    programs: list[str] = field(default_factory=list)  # first words of what runs in it
 
     def __post_init__(self) -> None:
         self.dead = self.outer_dead
@@ -233,6 +236,8 @@ class Parser:
         self.wordless = False  # the command read runs, with no words: "> log", "(( n ))"
         self.coprocess = False  # the next command is run by coproc
         self.last_program: str | None = None  # the first word of the simple command just read
+        self.closed: list[str] | None = None  # the programs of the compound command just closed
+        self.closed_dead = False  # whether that compound command never runs
 
     def parse(self) -> list[Event]:
         while self.i < len(self.toks):
@@ -252,6 +257,7 @@ class Parser:
         (self.events if function is None else self.bodies[function]).append(event)
 
     def _finish(self) -> None:
+        self.last_program = None  # a compound command (or nothing) ends here, unless...
         if self.cur:
             frame = self.frames[-1]
             coprocess, self.coprocess = self.coprocess, False
@@ -271,13 +277,14 @@ class Parser:
             if coprocess:
                 self._emit(POP)
             self.last_program = self.cur.words[0] if self.cur.words else None
+            if self.last_program is not None and not self.cur.dead:
+                frame.programs.append(self.last_program)
         elif self.wordless and self.frames[-1].runs():
             # Arithmetic, or redirections alone, are commands too: "true; (( 0 )) || x" runs x.
             self.frames[-1].status = None
-        else:
-            self.last_program = None  # a compound command (or nothing) ended here
         self.cur = RawCommand()
         self.wordless = False
+        self.closed = None
 
     def _separator(self, op: str) -> None:
         if op == "|":
@@ -325,6 +332,8 @@ class Parser:
                 if not frame.outer_dead:
                     parent.status = True if frame.certain else None
                 return
+            parent.programs += frame.programs
+            self.closed, self.closed_dead = list(frame.programs), frame.outer_dead
             if frame.coprocess:
                 self._emit(POP)
             # A group that always runs and always exits ends its shell too (unless coproc runs
@@ -481,6 +490,10 @@ class Parser:
                     self.cur.inputs.append(target.word)
                 if op in _OUTPUT_REDIRECTIONS:
                     self.cur.outputs.append(target.word)
+                    if not self.cur.words and self.closed is not None:
+                        # "{ a; b; } > f": f holds what the commands inside wrote.
+                        self._emit(RawCommand(outputs=[target.word], programs=self.closed,
+                                              dead=self.closed_dead))
         elif op == "((" and not self.cur.words:
             self.wordless = True
             self._skip_to_close(2)  # (( i++ )) is arithmetic, not a command

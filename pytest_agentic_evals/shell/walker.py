@@ -314,10 +314,11 @@ class Walker:
     def __init__(self) -> None:
         self.found: list[Found] = []
         self.extra_inputs: list[str] = []
-        self.written: list[tuple[str, str | None, str]] = []
+        self.written: list[tuple[str, str | None, tuple[str, ...]]] = []
         """Files the script's output redirections write: each with the directory (relative to
-        the command's) it is written from (None: unknowable) and the program whose output it
-        holds ("" when none)."""
+        the command's) it is written from (None: unknowable) and the programs whose output it
+        holds (one for a simple command, those inside a group redirected as a whole, none for
+        a redirection alone)."""
         self.scripts: list[str] = []
         self.steps = 0
 
@@ -424,12 +425,14 @@ class Walker:
             assigned[name] = value
             self.extra_inputs.append(value)
         program = basename(words[0]) if words else ""
-        self.written += [(expand_references(word, scope.variables), scope.workdir, program)
+        writers = (program,) if words else tuple(
+            basename(expand_references(name, scope.variables)) for name in event.programs)
+        self.written += [(expand_references(word, scope.variables), scope.workdir, writers)
                          for word in event.outputs]
         if program == "tee" and event.piped_from is not None:
             # "printf ... | tee out.txt": the files tee names hold what it is piped.
             source = basename(expand_references(event.piped_from, scope.variables))
-            self.written += [(word, scope.workdir, source) for word in words[1:]
+            self.written += [(word, scope.workdir, (source,)) for word in words[1:]
                              if not word.startswith("-")]
         if not words:
             scope.assign(f"{name}={value}" for name, value in assigned.items())
