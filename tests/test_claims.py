@@ -337,6 +337,7 @@ def test_reading_back_a_file_the_case_wrote_itself_is_no_oracle(skill: Skill) ->
     "bash run.sh l; { echo '{\"ok\":'; echo 'true}'; } > out/l.json",
     "bash run.sh l; (printf '{\"ok\": true}') > out/l.json",
     "bash run.sh l; if true; then echo '{}'; fi > out/l.json",
+    "bash run.sh l; exec > out/l.json; echo '{\"ok\": true}'",
 ])
 def test_reading_back_a_file_the_command_wrote_itself_is_no_oracle(
     skill: Skill, script: str
@@ -353,6 +354,7 @@ def test_reading_back_a_file_the_command_wrote_itself_is_no_oracle(
     "bash run.sh l; cp out/produced.json out/l.json",
     "{ echo start; bash run.sh l; } > out/l.json",
     "false && { echo '{}'; } > out/l.json; bash run.sh l out/l.json",
+    "exec > out/l.json; bash run.sh l",
 ])
 def test_a_file_the_skill_writes_is_an_oracle(skill: Skill, script: str) -> None:
     q = qualify(skill.case(live("l", command=["bash", "-c", script])))

@@ -238,6 +238,9 @@ class Parser:
         self.last_program: str | None = None  # the first word of the simple command just read
         self.closed: list[str] | None = None  # the programs of the compound command just closed
         self.closed_dead = False  # whether that compound command never runs
+        # "exec > f" in the script itself (not in a subshell or function): its redirection,
+        # and where the commands whose output goes there start in the script's programs.
+        self.exec_outputs: list[tuple[RawCommand, int]] = []
 
     def parse(self) -> list[Event]:
         while self.i < len(self.toks):
@@ -250,6 +253,9 @@ class Parser:
             else:
                 self._word(tok)
         self._finish()
+        for redirection, start in self.exec_outputs:
+            # "exec > f": f holds what every later command of the script wrote.
+            redirection.programs = self.frames[0].programs[start:]
         return self.events
 
     def _emit(self, event: Event) -> None:
@@ -279,6 +285,10 @@ class Parser:
             self.last_program = self.cur.words[0] if self.cur.words else None
             if self.last_program is not None and not self.cur.dead:
                 frame.programs.append(self.last_program)
+                if self.cur.words == ["exec"] and self.cur.outputs and len(self.frames) == 1:
+                    redirection = RawCommand(outputs=list(self.cur.outputs))
+                    self._emit(redirection)  # its programs are known once the script is read
+                    self.exec_outputs.append((redirection, len(frame.programs)))
         elif self.wordless and self.frames[-1].runs():
             # Arithmetic, or redirections alone, are commands too: "true; (( 0 )) || x" runs x.
             self.frames[-1].status = None
