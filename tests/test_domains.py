@@ -429,6 +429,22 @@ def test_every_request_on_a_connection_is_judged(keep_alive_origin: int) -> None
         ("allowed.test", "evil.test")]
 
 
+def test_a_later_request_for_a_name_of_this_machine_is_recorded_as_refused(
+    keep_alive_origin: int,
+) -> None:
+    """A second request on a connection is never forwarded, but it is judged as the first
+    is: by the name it asks for and by where that name leads (localhost: this machine)."""
+    port = keep_alive_origin
+    with px.DomainProxy(dm.DomainPolicy(None), px.local_hosts_from(LOCAL_HOSTS)) as proxy:
+        answer = exchange(proxy, f"GET http://allowed.test:{port}/first HTTP/1.1\r\n"
+                                 f"Host: allowed.test:{port}\r\n\r\n"
+                                 f"GET http://localhost:{port}/second HTTP/1.1\r\n"
+                                 f"Host: localhost:{port}\r\n\r\n".encode())
+    assert b"hello from allowed.test /first" in answer and b"/second" not in answer
+    assert [(v["host"], v["rule"]) for v in proxy.report()["violations"]] == [
+        ("localhost", "local_address")]
+
+
 def test_a_request_body_is_forwarded_whole_and_nothing_after_it(keep_alive_origin: int) -> None:
     port = keep_alive_origin
     evil = f"GET http://evil.test:{port}/smuggled HTTP/1.1\r\nHost: evil.test:{port}\r\n\r\n"

@@ -31,7 +31,6 @@ Kept free of pytest imports, like the process runner.
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import os
 import re
 import selectors
@@ -50,19 +49,22 @@ from pytest_agentic_evals.expectations.domains import (
     DomainPolicy,
     ip_text,
     local_kind,
-    normalise_host,
     rules_report,
 )
 from pytest_agentic_evals.expectations.proxy_io import (
     CHUNK,
+    LOCAL_HOSTS_VARIABLE,
     MAX_LINGER_BYTES,
     Exchange,
     ProxyRecord,
+    connect_first,
+    local_hosts_from,
     own_address,
     read_head,
     read_record,
     relay,
     reply,
+    resolve,
 )
 from pytest_agentic_evals.expectations.proxy_requests import (
     TLS_HANDSHAKE,
@@ -84,10 +86,6 @@ PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY",
                    "http_proxy", "https_proxy", "all_proxy")
 # Either would let a client skip the proxy for the hosts it names (commonly localhost).
 BYPASS_VARIABLES = ("NO_PROXY", "no_proxy")
-# Read from the runner's own environment (trials never see AGENTIC_EVALS_* variables of the
-# runner). "name=address,...": those names resolve to those addresses, which must be loopback,
-# and the proxy connects nowhere else; this is how domain rules are tested on one machine.
-LOCAL_HOSTS_VARIABLE = "AGENTIC_EVALS_PROXY_HOSTS"
 
 MAX_RECORDED_HOSTS = 256
 MAX_CONNECTIONS = 128
@@ -100,29 +98,8 @@ _SWITCHED = re.compile(rb"HTTP/1\.[01] 101[ \r\n]")
 
 
 # ---------------------------------------------------------------------------------------------
-# The trial's side: its environment, and the local names tests map
+# The trial's side: its environment
 # ---------------------------------------------------------------------------------------------
-
-
-def local_hosts_from(text: str) -> dict[str, str]:
-    """Parse ``AGENTIC_EVALS_PROXY_HOSTS`` ("name=address,name=address")."""
-    mapping: dict[str, str] = {}
-    for item in re.split(r"[,\s]+", text.strip()):
-        if not item:
-            continue
-        name, sep, address = item.partition("=")
-        host = normalise_host(name)
-        if not sep or host is None:
-            raise ValueError(f"{LOCAL_HOSTS_VARIABLE}: {item!r} is not name=address")
-        try:
-            loopback = ipaddress.ip_address(address).is_loopback
-        except ValueError:
-            raise ValueError(f"{LOCAL_HOSTS_VARIABLE}: {address!r} is not an IP address") from None
-        if not loopback:
-            raise ValueError(f"{LOCAL_HOSTS_VARIABLE}: {address!r} is not a loopback address; "
-                             "the mapping is for tests on one machine")
-        mapping[host] = address
-    return mapping
 
 
 def proxy_environment(env: Mapping[str, str], url: str) -> dict[str, str]:
@@ -354,17 +331,15 @@ class DomainProxy:
                 reply(client, 400, "Bad Request", str(exc))
                 return
         try:
-            targets, mapped = self._resolve(request.host, request.port)
+            targets, mapped = resolve(request.host, request.port, self.local_hosts)
         except OSError as exc:
             reply(client, 502, "Bad Gateway", f"cannot reach {request.host}:{request.port}: "
                                                f"{exc}")
             return
-        if not mapped:
-            for _, address in targets:
-                refusal = self._refuse_local(request, address[0])
-                if refusal is not None:
-                    reply(client, 403, "Forbidden", refusal)
-                    return
+        refusal = self._refused_addresses(request, targets, mapped)
+        if refusal is not None:
+            reply(client, 403, "Forbidden", refusal)
+            return
         try:
             server = self._connect(targets)
         except OSError as exc:
@@ -393,6 +368,18 @@ class DomainProxy:
         why = (f"matches disallowed_domains entry {decision.entry}"
                if decision.rule == "disallowed_domains" else "not in allowed_domains")
         return f"{request.host} refused ({why})"
+
+    def _refused_addresses(self, request: ProxyRequest, targets: list[tuple[int, Any]],
+                           mapped: bool) -> str | None:
+        """The first refusal of an address ``request.host`` resolved to (the runner's own
+        mapping of test names excepted), or None."""
+        if mapped:
+            return None
+        for _, address in targets:
+            refusal = self._refuse_local(request, address[0])
+            if refusal is not None:
+                return refusal
+        return None
 
     def _refuse_local(self, request: ProxyRequest, address: str) -> str | None:
         """Refuse (and record) a request that the rules let go to ``address``, when that is on
@@ -424,10 +411,15 @@ class DomainProxy:
         except BadRequest as exc:
             self._record.bad_request(_asked(exc))
             return
-        if tunnel is None:
-            self._judge(request)
-        else:
+        if tunnel is not None:
             self._judge_tunnelled(tunnel, request)
+        elif self._judge(request) is None and ip_text(request.host) is None:
+            # Allowed by name: judged by where the name leads too, as the first request is.
+            try:
+                targets, mapped = resolve(request.host, request.port, self.local_hosts)
+            except OSError:
+                return
+            self._refused_addresses(request, targets, mapped)
 
     def _mismatch(self, request: ProxyRequest, named: str, hosts: list[str]) -> str:
         """A request whose Host header (or target, in a tunnel) names another host than its
@@ -574,38 +566,9 @@ class DomainProxy:
             exchange.register(exchange.client)
         return self._from_client(exchange, b"")
 
-    def _resolve(self, host: str, port: int) -> tuple[list[tuple[int, Any]], bool]:
-        """Where ``host`` is: (family, socket address) pairs to try in turn, and whether they
-        come from ``AGENTIC_EVALS_PROXY_HOSTS`` (the runner's own mapping)."""
-        address, mapped = host, False
-        if self.local_hosts is not None:
-            literal = ip_text(host)
-            loopback = host == "localhost" or (
-                literal is not None and ipaddress.ip_address(literal).is_loopback)
-            if host in self.local_hosts:
-                address, mapped = self.local_hosts[host], True
-            elif not loopback:
-                raise OSError(f"{host} is not in {LOCAL_HOSTS_VARIABLE}, and with it set the "
-                              "proxy connects to loopback addresses only")
-        found = socket.getaddrinfo(address, port, type=socket.SOCK_STREAM)
-        return [(family, sockaddr) for family, _, _, _, sockaddr in found], mapped
-
     def _connect(self, targets: list[tuple[int, Any]]) -> socket.socket:
-        """A connection to the first of ``targets`` that answers (no name is resolved again:
-        the addresses judged are the ones connected to)."""
-        error: OSError = OSError("no address")
-        for family, address in targets:
-            server = socket.socket(family, socket.SOCK_STREAM)
-            try:
-                server.settimeout(CONNECT_TIMEOUT_SECONDS)
-                server.connect(address)
-            except OSError as exc:
-                server.close()
-                error = exc
-                continue
-            break
-        else:
-            raise error
+        """A connection to the first of ``targets`` that answers, closed with the proxy."""
+        server = connect_first(targets, CONNECT_TIMEOUT_SECONDS)
         server.settimeout(IO_TIMEOUT_SECONDS)
         with self._lock:
             if self._stopping:

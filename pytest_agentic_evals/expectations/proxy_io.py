@@ -1,6 +1,7 @@
 """The domain proxy's bookkeeping and socket work, apart from its judgement
 (:mod:`pytest_agentic_evals.expectations.proxy`): what a trial asked for, where one request's
-way through stands, the answers the proxy gives itself, and reading and copying bytes.
+way through stands, the answers the proxy gives itself, where a host is (the runner's mapping
+of test names, the system's resolver) and connecting to it, and reading and copying bytes.
 
 Kept free of pytest imports, like the process runner.
 """
@@ -9,14 +10,16 @@ from __future__ import annotations
 
 import contextlib
 import ipaddress
+import re
 import selectors
 import socket
 import threading
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from pytest_agentic_evals.execution.relay import pump
-from pytest_agentic_evals.expectations.domains import Decision
+from pytest_agentic_evals.expectations.domains import Decision, ip_text, normalise_host
 from pytest_agentic_evals.expectations.proxy_requests import (
     HEAD_END,
     MAX_HEAD_BYTES,
@@ -26,6 +29,11 @@ from pytest_agentic_evals.expectations.proxy_requests import (
     RequestFramer,
     tls_record_end,
 )
+
+# Read from the runner's own environment (trials never see AGENTIC_EVALS_* variables of the
+# runner). "name=address,...": those names resolve to those addresses, which must be loopback,
+# and the proxy connects nowhere else; this is how domain rules are tested on one machine.
+LOCAL_HOSTS_VARIABLE = "AGENTIC_EVALS_PROXY_HOSTS"
 
 LINGER_SECONDS = 1.0
 MAX_LINGER_BYTES = 1024 * 1024
@@ -228,3 +236,63 @@ def relay(client: socket.socket, server: socket.socket, pending: bytes) -> None:
     if pending:
         server.sendall(pending)
     pump(client, server)
+
+
+# -- where a host is ----------------------------------------------------------------------------
+
+
+def local_hosts_from(text: str) -> dict[str, str]:
+    """Parse ``AGENTIC_EVALS_PROXY_HOSTS`` ("name=address,name=address")."""
+    mapping: dict[str, str] = {}
+    for item in re.split(r"[,\s]+", text.strip()):
+        if not item:
+            continue
+        name, sep, address = item.partition("=")
+        host = normalise_host(name)
+        if not sep or host is None:
+            raise ValueError(f"{LOCAL_HOSTS_VARIABLE}: {item!r} is not name=address")
+        try:
+            loopback = ipaddress.ip_address(address).is_loopback
+        except ValueError:
+            raise ValueError(f"{LOCAL_HOSTS_VARIABLE}: {address!r} is not an IP address") from None
+        if not loopback:
+            raise ValueError(f"{LOCAL_HOSTS_VARIABLE}: {address!r} is not a loopback address; "
+                             "the mapping is for tests on one machine")
+        mapping[host] = address
+    return mapping
+
+
+def resolve(host: str, port: int, local_hosts: Mapping[str, str] | None
+            ) -> tuple[list[tuple[int, Any]], bool]:
+    """Where ``host`` is: (family, socket address) pairs to try in turn, and whether they come
+    from ``local_hosts`` (the runner's own mapping, ``AGENTIC_EVALS_PROXY_HOSTS``); with a
+    mapping, any other host than a loopback one is out of reach."""
+    address, mapped = host, False
+    if local_hosts is not None:
+        literal = ip_text(host)
+        loopback = host == "localhost" or (
+            literal is not None and ipaddress.ip_address(literal).is_loopback)
+        if host in local_hosts:
+            address, mapped = local_hosts[host], True
+        elif not loopback:
+            raise OSError(f"{host} is not in {LOCAL_HOSTS_VARIABLE}, and with it set the "
+                          "proxy connects to loopback addresses only")
+    found = socket.getaddrinfo(address, port, type=socket.SOCK_STREAM)
+    return [(family, sockaddr) for family, _, _, _, sockaddr in found], mapped
+
+
+def connect_first(targets: list[tuple[int, Any]], timeout: float) -> socket.socket:
+    """A connection to the first of ``targets`` that answers (no name is resolved again: the
+    addresses judged are the ones connected to)."""
+    error: OSError = OSError("no address")
+    for family, address in targets:
+        server = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            server.settimeout(timeout)
+            server.connect(address)
+        except OSError as exc:
+            server.close()
+            error = exc
+            continue
+        return server
+    raise error
