@@ -232,7 +232,8 @@ def _case_entry(
     fixture: Fixture, case: Case, results: list[TrialResult], selected: int,
     repo: Mapping[str, Any] | None, probe: probe_store.Stored,
 ) -> dict[str, Any]:
-    """A case's report entry from the trials of it that ran."""
+    """A case's report entry from the trials of it that ran. Over 60 lines only by the
+    entry's fields, one per line: it reads as the report's case, field by field."""
     observed = case_outcome([result["outcome"] for result in results])
     passed = sum(result["outcome"] == PASS for result in results)
     control = next((result["control"] for result in results if "control" in result), None)
