@@ -628,16 +628,17 @@ echo $(( $(cat "$1") * 2 )) > "$2"
 """
 
 
-def bench_probe(work: Path, quick: bool) -> list[tuple[str, str, str, str]]:
-    """Probing a 50-case fixture (five stand-ins per case, one real run per replayed case)
-    next to one plain `agentic-evals run` of it (two trials per case), both sandboxed as by
-    default, interleaved so that the machine's load weighs on both alike."""
-    root = work / "probe"
-    root.mkdir(parents=True)
-    (root / "run.sh").write_text(PROBE_SKILL)
-    (root / "run.sh").chmod(0o755)
-    count = 10 if quick else 50
+def doubler_fixture(root: Path, name: str, count: int, trials: int,
+                    optional: bool = False) -> Path:
+    """A fixture of ``count`` cases of the doubler skill in ``root`` (made on first use):
+    doubling cases and one refusal; ``optional``: every doubling case but the real-world one
+    is optional."""
+    if not (root / "run.sh").exists():
+        root.mkdir(parents=True, exist_ok=True)
+        (root / "run.sh").write_text(PROBE_SKILL)
+        (root / "run.sh").chmod(0o755)
     cases = [{"name": f"doubles-{i}", "type": "positive", "real_world": i == 0,
+              "required": i == 0 or not optional,
               "command": ["sh", "run.sh", "in.txt", "out.txt"],
               "artifacts": [{"path": "in.txt", "content": f"{i}\n"}],
               "expected": {"exit_code": 0,
@@ -646,9 +647,19 @@ def bench_probe(work: Path, quick: bool) -> list[tuple[str, str, str, str]]:
     cases.append({"name": "refuses-missing-input", "type": "negative",
                   "command": ["sh", "run.sh", "missing.txt", "out.txt"],
                   "expected": {"exit_code": 1, "stderr_contains": ["unreadable input"]}})
-    fixture = root / "agentic_eval.json"
-    fixture.write_text(json.dumps({"version": 2, "skill": "doubler", "trials": 2,
-                                   "cases": cases}))
+    path = root / name
+    path.write_text(json.dumps({"version": 2, "skill": "doubler", "trials": trials,
+                                "cases": cases}))
+    return path
+
+
+def bench_probe(work: Path, quick: bool) -> list[tuple[str, str, str, str]]:
+    """Probing a 50-case fixture (five stand-ins per case, one real run per replayed case)
+    next to one plain `agentic-evals run` of it (two trials per case), both sandboxed as by
+    default, interleaved so that the machine's load weighs on both alike."""
+    root = work / "probe"
+    count = 10 if quick else 50
+    fixture = doubler_fixture(root, "agentic_eval.json", count, trials=2)
     cli = str(Path(sys.executable).parent / "agentic-evals")
     timings: dict[str, list[float]] = {"probe": [], "run": []}
     for _ in range(1 if quick else 3):
@@ -665,28 +676,9 @@ def bench_control(work: Path, quick: bool) -> list[tuple[str, str, str, str]]:
     fixture with all but two cases optional (two controls), three trials per case, sandboxed
     as by default, interleaved."""
     root = work / "control"
-    root.mkdir(parents=True)
-    (root / "run.sh").write_text(PROBE_SKILL)
-    (root / "run.sh").chmod(0o755)
     count = 10 if quick else 50
-
-    def fixture(name: str, optional: bool) -> Path:
-        cases = [{"name": f"doubles-{i}", "type": "positive", "real_world": i == 0,
-                  "required": i == 0 or not optional,
-                  "command": ["sh", "run.sh", "in.txt", "out.txt"],
-                  "artifacts": [{"path": "in.txt", "content": f"{i}\n"}],
-                  "expected": {"exit_code": 0,
-                               "artifacts": [{"path": "out.txt", "equals": f"{2 * i}\n"}]}}
-                 for i in range(count - 1)]
-        cases.append({"name": "refuses-missing-input", "type": "negative",
-                      "command": ["sh", "run.sh", "missing.txt", "out.txt"],
-                      "expected": {"exit_code": 1, "stderr_contains": ["unreadable input"]}})
-        path = root / name
-        path.write_text(json.dumps({"version": 2, "skill": "doubler", "trials": 3,
-                                    "cases": cases}))
-        return path
-
-    controlled, two = fixture("agentic_eval.json", False), fixture("agentic_eval_two.json", True)
+    controlled = doubler_fixture(root, "agentic_eval.json", count, trials=3)
+    two = doubler_fixture(root, "agentic_eval_two.json", count, trials=3, optional=True)
     cli = str(Path(sys.executable).parent / "agentic-evals")
     timings: dict[str, list[float]] = {"controlled": [], "two": []}
     for _ in range(1 if quick else 5):
