@@ -29,7 +29,7 @@ from pytest_agentic_evals.model import (
     TrialResult,
 )
 from pytest_agentic_evals.probes import store as probe_store
-from pytest_agentic_evals.probes.control import failed_control
+from pytest_agentic_evals.probes.targets import failed_control
 from pytest_agentic_evals.problems import pointer_for
 from pytest_agentic_evals.reliability import case_reliability
 from pytest_agentic_evals.schemas import schema_text

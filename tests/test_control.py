@@ -17,8 +17,8 @@ from pytest_agentic_evals.execution.sandbox import available_bwrap
 from pytest_agentic_evals.loading import load_fixture
 from pytest_agentic_evals.model import FAIL, PASS, TrialResult
 from pytest_agentic_evals.probes import control as control_module
-from pytest_agentic_evals.probes.control import controlled, failed_control, needs_control
-from pytest_agentic_evals.probes.targets import contrary_exit
+from pytest_agentic_evals.probes.control import controlled, needs_control
+from pytest_agentic_evals.probes.targets import contrary_exit, failed_control
 from pytest_agentic_evals.report import report_problems
 
 from conftest import MODES, Skill, make_skill, run_cli, skill_fixture

@@ -81,12 +81,6 @@ def run_control(fixture: Fixture, case: Case, settings: RunSettings,
     return entry
 
 
-def failed_control(result: TrialResult) -> bool:
-    """Whether a trial failed because the case passed its control too."""
-    control = result.get("control")
-    return isinstance(control, dict) and control.get("status") == SURVIVED
-
-
 def controlled(result: TrialResult, control: dict[str, Any]) -> TrialResult:
     """The trial's result with its control; a FAIL when the control passed the case too."""
     checked: TrialResult = {**result, "control": control}

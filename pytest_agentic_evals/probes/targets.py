@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pytest_agentic_evals.model import Case
 from pytest_agentic_evals.shell import CommandParseError, Reached, SkillCode, entrypoint_reached
@@ -52,6 +54,13 @@ SURVIVED = "survived"
 NOT_APPLICABLE = "not_applicable"
 INCONCLUSIVE = "inconclusive"
 STATUSES = (KILLED, SURVIVED, NOT_APPLICABLE, INCONCLUSIVE)
+
+
+def failed_control(result: Mapping[str, Any]) -> bool:
+    """Whether a trial failed because the case passed its control too (``control``)."""
+    control = result.get("control")
+    return isinstance(control, dict) and control.get("status") == SURVIVED
+
 
 # The languages a launcher of the stand-in is written in (see ``mutants``).
 LANGUAGES = ("shell", "python", "node", "perl", "ruby")
