@@ -45,8 +45,9 @@ def prepared_side(checkout: Path, scratch: Path) -> Path:
 
 
 def timed_suite(python: Path, checkout: Path, files: list[str],
-                scratch: Path) -> tuple[float, str]:
-    """Wall seconds of one run of the suite, and pytest's last line."""
+                scratch: Path) -> tuple[float, str, list[str]]:
+    """Wall seconds of one run of the suite, pytest's last line, and its FAILED and ERROR
+    lines."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     env["TMPDIR"] = str(scratch / f"tmp-{checkout.name}")
     Path(env["TMPDIR"]).mkdir(exist_ok=True)
@@ -55,7 +56,9 @@ def timed_suite(python: Path, checkout: Path, files: list[str],
                           env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True)
     elapsed = time.perf_counter() - started
     lines = done.stdout.strip().splitlines()
-    return elapsed, (lines[-1] if lines else f"no output (exit status {done.returncode})")
+    failures = [line for line in lines if line.startswith(("FAILED ", "ERROR "))]
+    return (elapsed, lines[-1] if lines else f"no output (exit status {done.returncode})",
+            failures)
 
 
 def tests_counted(last_line: str) -> str:
@@ -85,11 +88,13 @@ def main() -> int:
                      "this checkout": (prepared_side(HERE, scratch), HERE)}
             walls: dict[str, list[float]] = {side: [] for side in sides}
             counted: dict[str, str] = {}
-            for _ in range(rounds):
+            failed: list[str] = []
+            for number in range(1, rounds + 1):
                 for side, (python, checkout) in sides.items():
-                    wall, last = timed_suite(python, checkout, files, scratch)
+                    wall, last, failures = timed_suite(python, checkout, files, scratch)
                     walls[side].append(wall)
                     counted[side] = tests_counted(last)
+                    failed += [f"{side}, round {number}: {line}" for line in failures]
         finally:
             subprocess.run(["git", "-C", str(HERE), "worktree", "remove", "--force",
                             str(baseline)], check=False)
@@ -103,6 +108,9 @@ def main() -> int:
         print(f"| {side} | {statistics.median(times):.0f} s | {shown} | {counted[side]} |")
     ratio = statistics.median(walls["this checkout"]) / statistics.median(walls["baseline"])
     print(f"\nthis checkout / baseline ({args.baseline}): {ratio:.2f}x the wall time")
+    if failed:
+        print("\nfailures (the time of a round with failures is not the suite's):")
+        print("\n".join(failed))
     return 0
 
 
