@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -85,6 +85,16 @@ def run(tmp_path: Path) -> Callable[..., ProcessResult]:
     return run
 
 
+@pytest.fixture
+def socket_dir() -> Iterator[Path]:
+    """A directory for the proxy's Unix socket: under /tmp, whatever $TMPDIR is, as the runner
+    puts it (pytest's tmp_path under a long $TMPDIR and an xdist worker's folder gives a
+    socket path past the 107 bytes a Unix socket's address holds)."""
+    directory = Path(tempfile.mkdtemp(prefix="proxy-", dir="/tmp"))
+    yield directory
+    shutil.rmtree(directory, ignore_errors=True)
+
+
 def proxy_to_origin() -> DomainProxy:
     return DomainProxy(DomainPolicy(allowed=("allowed.test",)),
                        local_hosts={"allowed.test": "127.0.0.1"})
@@ -96,11 +106,10 @@ def squat(port: int) -> list[str]:
 
 @pytest.mark.parametrize("inside", [True, False], ids=["served-inside", "relay"])
 def test_the_trial_reaches_the_outside_only_through_its_proxy(
-    run: Callable[..., ProcessResult], tmp_path: Path, inside: bool
+    run: Callable[..., ProcessResult], socket_dir: Path, inside: bool
 ) -> None:
     proxy = proxy_to_origin()
-    (tmp_path / "proxy").mkdir()
-    bridge = RecordingBridge(proxy, tmp_path / "proxy" / "s", inside=inside)
+    bridge = RecordingBridge(proxy, socket_dir / "s", inside=inside)
     with hello_origin() as port:
         try:
             result = run(squat(port), bridge)
@@ -117,16 +126,15 @@ def test_the_trial_reaches_the_outside_only_through_its_proxy(
 
 
 def test_a_proxy_that_cannot_be_attached_is_a_setup_error_and_the_command_never_runs(
-    run: Callable[..., ProcessResult], tmp_path: Path
+    run: Callable[..., ProcessResult], tmp_path: Path, socket_dir: Path
 ) -> None:
     class Refusing(RecordingBridge):
         def attach(self, init_pid: int) -> bool:
             raise OSError("no port for you")
 
     ran = tmp_path / "workspace" / "ran"
-    (tmp_path / "proxy").mkdir()
     proxy = proxy_to_origin()
-    result = run(["touch", str(ran)], Refusing(proxy, tmp_path / "proxy" / "s"))
+    result = run(["touch", str(ran)], Refusing(proxy, socket_dir / "s"))
     assert result.setup_error == "could not start the domain proxy: no port for you"
     assert result.exit_code is None and not ran.exists()
 
