@@ -527,6 +527,26 @@ def test_verify_requires_the_retained_case_to_pass_on_the_current_code(skill: Sk
     assert "last_proven" not in (skill.fixtures / "regressions.json").read_text()
 
 
+def test_a_retained_guard_that_ignores_the_skill_is_never_verified(skill: Skill) -> None:
+    """The proof is a command of its own, so it can fail as declared (here by running another,
+    honest case) while the retained guard passes whatever the skill does: the guard's first
+    trial gets the run's control, and a guard that passes it too can never fail."""
+    greeter(skill.root)
+    data = skill_fixture()
+    data["cases"].append({"name": "greets-anyway", "type": "positive", "required": False,
+                          "command": ["bash", "-c", "bash ../run.sh Ada > /dev/null; "
+                                                    "echo hello, Ada"],
+                          "expected": {"exit_code": 0, "stdout_contains": ["hello, Ada"]}})
+    skill.write(data)
+    write_registry(skill, registry(record(retained_case="greets-anyway")))
+    result, report = verify(skill)
+    entry = verdicts(report)["name-dropped"]
+    assert result.returncode == 1 and entry["verdict"] == "NOT_VERIFIED"
+    assert entry["fail_before_fix"]["verified"] is True
+    assert entry["retained"]["trials"][0]["control"]["status"] == "survived"
+    assert any("control: the case passes just as well" in reason for reason in entry["reasons"])
+
+
 def test_verify_a_rejected_retained_fixture_is_bad_input(skill: Skill) -> None:
     greeter(skill.root)
     skill.fixture(trials=1)

@@ -26,6 +26,7 @@ from pytest_agentic_evals.expectations.builtin import ExpectationKind
 from pytest_agentic_evals.expectations.output import excerpt, search_stream
 from pytest_agentic_evals.jsonio import display_path
 from pytest_agentic_evals.model import PASS, Fixture, skill_dir_for
+from pytest_agentic_evals.probes.control import controlled, run_control
 from pytest_agentic_evals.redaction import Redactor
 from pytest_agentic_evals.regressions.registry import (
     ACTIVE,
@@ -243,7 +244,14 @@ def run_retained_case(
         settings, run_dir=settings.run_dir / "regressions" / regression.regression_id
     )
     count = trials_for(fixture) if trials_for else fixture.trials
-    trials = [run_trial(fixture, case, n, private, kinds) for n in range(1, count + 1)]
+    trials = []
+    for number in range(1, count + 1):
+        trial = run_trial(fixture, case, number, private, kinds)
+        if number == 1 and trial["outcome"] == PASS:
+            # A guard that passes whatever the skill does can never fail: the run's control.
+            trial = controlled(trial, run_control(fixture, case, private, kinds,
+                                                  trial["duration_ms"] / 1000))
+        trials.append(trial)
     outcomes = [trial["outcome"] for trial in trials]
     result["trials"] = trials
     result["outcome"] = case_outcome(outcomes)
