@@ -8,6 +8,10 @@ a broken skill and made the fixture READY; the control fails its first trial.
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +25,7 @@ from pytest_agentic_evals.probes.control import controlled, needs_control
 from pytest_agentic_evals.probes.targets import contrary_exit, failed_control
 from pytest_agentic_evals.report import report_problems
 
-from conftest import MODES, Skill, make_skill, run_cli, skill_fixture
+from conftest import MODES, RUN_SH, Skill, make_skill, run_cli, skill_fixture
 
 BROKEN_RUN_SH = "#!/usr/bin/env bash\n# Broken: greets nobody, refuses nothing.\nexit 0\n"
 
@@ -240,6 +244,41 @@ def test_a_control_waiting_for_the_skill_is_cut_short(
     control = case_of(report, "greets")["control"]
     assert control["status"] == "killed"
     assert any("timed out after 1s" in problem for problem in control["killed_by"]), control
+
+
+@pytest.fixture
+def tool_outside() -> Iterator[Path]:
+    """A greeting program outside the skill and outside /tmp (which the sandbox makes its
+    own), as a fixture declares one in ``entrypoints``."""
+    folder = Path(tempfile.mkdtemp(prefix="declared-", dir="/var/tmp"))
+    tool = folder / "greet"
+    tool.write_text(RUN_SH)
+    tool.chmod(0o755)
+    yield tool
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.parametrize(("sandbox", "script", "status"), [
+    pytest.param("auto", "{tool} Ada", "killed", marks=needs_sandbox),
+    pytest.param("auto", "{tool} Ada > /dev/null; echo hello, Ada", "survived",
+                 marks=needs_sandbox),
+    ("off", "{tool} Ada", "inconclusive"),
+])
+def test_a_declared_program_named_by_absolute_path_gets_its_control(
+    skill: Skill, tool_outside: Path, sandbox: str, script: str, status: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Called by its absolute path, a declared program is looked up on no PATH, so the
+    stand-in cannot shadow it there: the sandbox shows the stand-in at its path; without the
+    sandbox the control says nothing."""
+    monkeypatch.setenv("PATH", f"{tool_outside.parent}{os.pathsep}{os.environ['PATH']}")
+    data = with_command(0, script.format(tool=tool_outside),
+                        skill_fixture(entrypoints=["greet"], sandbox=sandbox))
+    _, report, _ = run_report(skill, data)
+    control = case_of(report, "greets")["control"]
+    assert control["status"] == status, control
+    assert control["entrypoint"] == f"entrypoint {tool_outside}"
+    assert report["cases"][0]["outcome"] == (FAIL if status == "survived" else PASS)
 
 
 def result_of(trial: int, outcome: str) -> TrialResult:

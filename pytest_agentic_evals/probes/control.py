@@ -70,7 +70,7 @@ def run_control(fixture: Fixture, case: Case, settings: RunSettings,
         played = run_trial(fixture, limited, 1, own, kinds, stand_in)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    verdict = judge(CONTRARY, played, stand_in.played, unswapped(case, played))
+    verdict = judge(CONTRARY, played, stand_in.played, unswapped(case, target, played))
     entry: dict[str, Any] = {"stand_in": CONTRARY, "status": verdict.status,
                              "entrypoint": target.description,
                              "stand_in_exit_code": contrary_exit(expected_exit(case))}

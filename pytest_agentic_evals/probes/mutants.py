@@ -103,10 +103,10 @@ class StandIn:
     report: Path | None = None
     played: dict[str, Any] = field(default_factory=dict)
     shadowed: tuple[tuple[Path, Path], ...] = ()
-    """The launcher over the original skill's entrypoint too: a command that names the skill
-    by its absolute path (``/home/me/skill/run.sh``, ``cd /home/me/skill && ./run.sh``) runs
-    that file rather than the trial's copy, and a sandboxed trial shows it the stand-in
-    there as well."""
+    """The launcher over the original entrypoint too: a command that names the skill by its
+    absolute path (``/home/me/skill/run.sh``, ``cd /home/me/skill && ./run.sh``) runs that
+    file rather than the trial's copy, and a declared program named by absolute path is
+    found on no PATH; a sandboxed trial shows it the stand-in there as well."""
 
     def install(self, workspace: ws.Workspace, scratch: Path, env: dict[str, str]) -> str | None:
         home = scratch / ".agentic-evals-probe"
@@ -132,7 +132,7 @@ class StandIn:
         # As bytes: the paths in it are the file system's, UTF-8 or not.
         launcher.write_bytes(os.fsencode(text))
         launcher.chmod(0o755)
-        if self.target.relative is not None:
+        if self.target.relative is not None or self.target.via == "absolute":
             self.shadowed = ((launcher, Path(os.path.realpath(self.target.path))),)
         return None
 

@@ -145,7 +145,7 @@ def _probe(
     stand_in = StandIn(case, target, mutant, recording)
     result = run_trial(fixture, probed_case(case, target.path), number, settings, kinds,
                        stand_in)
-    return judge(mutant, result, stand_in.played, unswapped(case, result))
+    return judge(mutant, result, stand_in.played, unswapped(case, target, result))
 
 
 def probed_case(case: Case, entrypoint: Path) -> Case:
@@ -174,12 +174,16 @@ def _without_reads_of(case: Case, entrypoint: Path) -> Case:
     return dataclasses.replace(case, expected={**case.expected, "artifacts": kept})
 
 
-def unswapped(case: Case, result: TrialResult) -> str | None:
-    """Why the real skill may have run instead of the stand-in, or None: a command naming the
-    skill's own directory by absolute path runs the original files, which only a sandboxed
-    trial is shown with the stand-in in place (see ``StandIn.shadowed``)."""
+def unswapped(case: Case, target: Target, result: TrialResult) -> str | None:
+    """Why the real skill may have run instead of the stand-in, or None: a declared program
+    named by absolute path, or a command naming the skill's own directory by absolute path,
+    runs the original files, which only a sandboxed trial is shown with the stand-in in place
+    (see ``StandIn.shadowed``)."""
     if case.skill_dir is None or result.get("isolation", {}).get("sandbox") == "bwrap":
         return None
+    if target.via == "absolute":
+        return ("the entrypoint is a program named by absolute path, which only a sandboxed "
+                "trial sees with the stand-in in place")
     spellings = {str(case.skill_dir), os.path.realpath(case.skill_dir)}
     words = [*case.command, *case.env.values()]
     if any(spelling in word for spelling in spellings for word in words):

@@ -101,7 +101,7 @@ def file_sha256(path: Path) -> str:
 
 def language(via: str) -> str | None:
     """The language of the launcher that stands in for an entrypoint started this way."""
-    if via in ("exec", "path", "shell"):
+    if via in ("exec", "path", "absolute", "shell"):
         return "shell"
     return via if via in LANGUAGES else None
 
@@ -131,7 +131,7 @@ def _target(skill_dir: Path, reached: Reached) -> tuple[Target | None, str]:
     except OSError as exc:
         return None, f"{reached.path} cannot be read: {exc.strerror}"
     relative = None
-    if reached.via != "path":
+    if reached.via not in ("path", "absolute"):  # a declared program: shadowed, not replaced
         root = os.path.realpath(skill_dir)
         real = os.path.realpath(reached.path)
         if not real.startswith(root + os.sep):
