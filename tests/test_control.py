@@ -17,11 +17,13 @@ from typing import Any
 
 import pytest
 
+from pytest_agentic_evals.execution.environment import RunSettings
 from pytest_agentic_evals.execution.sandbox import available_bwrap
+from pytest_agentic_evals.expectations.builtin import builtin_kinds
 from pytest_agentic_evals.loading import load_fixture
 from pytest_agentic_evals.model import FAIL, PASS, TrialResult
 from pytest_agentic_evals.probes import control as control_module
-from pytest_agentic_evals.probes.control import controlled, needs_control
+from pytest_agentic_evals.probes.control import controlled, needs_control, run_control
 from pytest_agentic_evals.probes.targets import contrary_exit, failed_control
 from pytest_agentic_evals.report import report_problems
 
@@ -279,6 +281,19 @@ def test_a_declared_program_named_by_absolute_path_gets_its_control(
     assert control["status"] == status, control
     assert control["entrypoint"] == f"entrypoint {tool_outside}"
     assert report["cases"][0]["outcome"] == (FAIL if status == "survived" else PASS)
+
+
+def test_a_control_whose_directory_cannot_be_made_says_so_and_leaves_the_trial(
+    skill: Skill, tmp_path: Path
+) -> None:
+    fixture = load_fixture(skill.write(skill_fixture()))
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")  # the run directory would have to be made under a file
+    settings = RunSettings(run_id="x", run_dir=blocked / "run")
+    control = run_control(fixture, fixture.cases[0], settings, builtin_kinds(), 0.1)
+    assert control["status"] == "inconclusive"
+    assert control["reason"].startswith("the control's directory cannot be made: ")
+    assert controlled(result_of(1, PASS), control)["outcome"] == PASS
 
 
 def result_of(trial: int, outcome: str) -> TrialResult:

@@ -31,7 +31,13 @@ from pytest_agentic_evals.expectations.builtin import ExpectationKind
 from pytest_agentic_evals.model import FAIL, PASS, Case, Fixture, TrialResult
 from pytest_agentic_evals.probes.mutants import StandIn, expected_exit
 from pytest_agentic_evals.probes.runner import judge, probed_case, unswapped
-from pytest_agentic_evals.probes.targets import CONTRARY, SURVIVED, contrary_exit, locate
+from pytest_agentic_evals.probes.targets import (
+    CONTRARY,
+    INCONCLUSIVE,
+    SURVIVED,
+    contrary_exit,
+    locate,
+)
 
 UNPROBED = "unprobed"
 # The control's time limit: twice what the first trial took, at least this long, never more
@@ -56,10 +62,14 @@ def run_control(fixture: Fixture, case: Case, settings: RunSettings,
     target, why = locate(case)
     if target is None:
         return {"stand_in": CONTRARY, "status": UNPROBED, "reason": why}
-    settings.run_dir.mkdir(parents=True, exist_ok=True)
     # A run directory of its own, removed afterwards: the stand-in's trial fails whenever the
     # oracle works, and a failed trial's workspace would otherwise be kept for the user.
-    scratch = Path(tempfile.mkdtemp(prefix="control-", dir=settings.run_dir))
+    try:
+        settings.run_dir.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix="control-", dir=settings.run_dir))
+    except OSError as exc:
+        return {"stand_in": CONTRARY, "status": INCONCLUSIVE, "entrypoint": target.description,
+                "reason": f"the control's directory cannot be made: {exc}"}
     try:
         own = dataclasses.replace(settings, run_dir=scratch, trial_dirs=None,
                                   keep_passed_workspaces=False)
