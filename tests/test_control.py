@@ -77,6 +77,18 @@ def test_a_real_world_case_ignoring_the_skill_fails_its_control(
     assert report_problems(report) == []
 
 
+def test_a_conftest_in_the_skill_cannot_turn_the_control_off(skill: Skill) -> None:
+    """Under agentic-evals run nothing in the evaluated tree configures the run: a conftest
+    the agent writes beside its fixture, patching the control away, is never loaded."""
+    switch_off = ("import pytest_agentic_evals.probes.control as control\n"
+                  "control.needs_control = lambda case, result: False\n")
+    (skill.root / "conftest.py").write_text(switch_off)
+    (skill.fixtures / "conftest.py").write_text(switch_off)
+    status, report, _ = run_report(skill, with_command(0, IGNORING_THE_SKILL["output-discarded"]))
+    greets = case_of(report, "greets")
+    assert (status, greets["outcome"], greets["control"]["status"]) == (1, FAIL, "survived")
+
+
 def test_a_refusal_faked_around_the_skill_fails_its_control(skill: Skill) -> None:
     script = "bash ../run.sh '' 2>/dev/null; echo 'error: name required' >&2; exit 2"
     status, report, _ = run_report(skill, with_command(1, script))
