@@ -24,7 +24,7 @@ from pytest_agentic_evals.execution import workspace as ws
 from pytest_agentic_evals.execution.trial import output_paths
 from pytest_agentic_evals.expectations.observation import ArtifactError, Observation
 from pytest_agentic_evals.model import Case
-from pytest_agentic_evals.probes.targets import REPLAY, Target
+from pytest_agentic_evals.probes.targets import CONTRARY, REPLAY, Target, contrary_exit
 
 # Where a launcher is written as the language that reads it; the text starts the stand-in
 # (PY, STANDIN and SPEC are filled in).  A ``#!`` line also makes a shell launcher executable.
@@ -144,7 +144,10 @@ class StandIn:
                   for a in self.case.input_artifacts]
         entry = (str(workspace.root / self.target.relative) if self.target.relative
                  else None)
-        spec: dict[str, Any] = {"mutant": self.mutant, "exit_code": expected_exit(self.case),
+        expected = expected_exit(self.case)
+        # The contrary stand-in plays noop with the status the case does not expect.
+        code = contrary_exit(expected) if self.mutant == CONTRARY else expected
+        spec: dict[str, Any] = {"mutant": self.mutant, "exit_code": code,
                                 "outputs": outputs, "inputs": inputs, "entry": entry,
                                 "report": str(self.report)}
         if self.mutant == REPLAY and self.donor is not None:

@@ -3,7 +3,8 @@
 This file is copied into a trial's scratch directory and run there as
 ``python -I -S standin.py SPEC.json ARGS...``; it imports nothing of the package, so that it runs
 the same inside the sandbox.  ``SPEC.json`` says which broken skill to play (``mutant``), the
-exit code the case expects, the paths the case reads back, its input artifacts and, for
+exit code to give (the one the case expects; for ``contrary``, one it does not), the paths the
+case reads back, its input artifacts and, for
 ``replay``, what the real skill did in another case.  ``ARGS`` are the arguments the case gave
 the entrypoint.  It records in ``SPEC.json``'s ``report`` path that it ran, and whether its
 mutant applied to this invocation (``passthrough`` needs an input to pass through).
@@ -105,10 +106,7 @@ def play(spec: dict[str, Any], args: list[str]) -> int:
         return _passthrough(spec, args)
     if mutant == "replay":
         return _replay(spec)
-    if mutant == "contrary":  # the opposite of what the case expects (targets.contrary_exit)
-        _record(spec, True)
-        return 1 if int(spec["exit_code"]) == 0 else 0
-    _record(spec, True)  # noop
+    _record(spec, True)  # noop, and contrary (its exit_code is the one the case does not expect)
     return int(spec["exit_code"])
 
 
