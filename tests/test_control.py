@@ -77,6 +77,17 @@ def test_a_real_world_case_ignoring_the_skill_fails_its_control(
     assert report_problems(report) == []
 
 
+@pytest.mark.skipif(shutil.which("perl") is None, reason="perl is not installed")
+def test_a_perl_skill_gets_its_control_whatever_its_folder_is_called(tmp_path: Path) -> None:
+    """The trial's folders are named after the skill's: an ``@`` in it once broke the Perl
+    launcher, the stand-in never started, and the control said nothing."""
+    skill = Skill(tmp_path / "greeter@x")
+    (skill.root / "greet.pl").write_text('print "hello, $ARGV[0]\\n";\n')
+    status, report, _ = run_report(skill, with_command(0, "perl ../greet.pl Ada"))
+    assert case_of(report, "greets")["control"]["status"] == "killed"
+    assert (status, report["readiness"]) == (0, "READY")
+
+
 def test_a_conftest_in_the_skill_cannot_turn_the_control_off(skill: Skill) -> None:
     """Under agentic-evals run nothing in the evaluated tree configures the run: a conftest
     the agent writes beside its fixture, patching the control away, is never loaded."""

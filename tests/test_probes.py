@@ -26,8 +26,9 @@ from pytest_agentic_evals.execution.sandbox import available_bwrap
 from pytest_agentic_evals.loading import load_fixture
 from pytest_agentic_evals.model import PASS
 from pytest_agentic_evals.probes import store
+from pytest_agentic_evals.probes.mutants import ARGUMENT_PREFIXES, launcher_text
 from pytest_agentic_evals.probes.runner import judge
-from pytest_agentic_evals.probes.targets import GATING, MUTANTS, locate
+from pytest_agentic_evals.probes.targets import GATING, LANGUAGES, MUTANTS, locate
 from pytest_agentic_evals.schemas import schema_text
 
 from conftest import child_env
@@ -486,3 +487,82 @@ def test_a_node_script_is_replaced_whatever_its_module_kind(
     cli("probe", str(path), "--case", "node-tool", "--output", str(out))
     found = statuses(json.loads(out.read_text()), "node-tool")
     assert found["noop"] == found["crash"] == found["echo-args"] == store.KILLED, found
+
+
+# A script in each language a launcher is written for (Python, node and shell have their own
+# tests above), doubling its first argument.
+DOUBLERS = {
+    "perl": ("tool.pl", "print $ARGV[0] * 2, \"\\n\";\n"),
+    "ruby": ("tool.rb", "puts Integer(ARGV[0]) * 2\n"),
+    "tclsh": ("tool.tcl", "puts [expr {[lindex $argv 0] * 2}]\n"),
+}
+
+
+@pytest.mark.parametrize("interpreter", sorted(DOUBLERS))
+def test_a_script_is_replaced_in_any_folder_whatever_its_name(
+        tmp_path: Path, interpreter: str) -> None:
+    """The launcher names the stand-in's files by path, in the script's own language: a
+    folder name that the language would read as code (Perl's @array, Ruby's #{...}, Tcl's
+    [command] and $variable) must reach the stand-in as it is, or the case escapes its
+    probe (and its control) as inconclusive."""
+    if shutil.which(interpreter) is None:
+        pytest.skip(f"{interpreter} is not installed")
+    root = tmp_path / "s@x $y #{z} [w] 'q\" é"  # trial folders are named after it
+    data = doubler_fixture()
+    script, source = DOUBLERS[interpreter]
+    # An argument Tcl's exec would read as a redirection must reach the stand-in as it is.
+    data["cases"].append(case("tool", "positive", [interpreter, script, "2", "<x"],
+                              {"exit_code": 0, "stdout_contains": ["4"]}))
+    path = make_skill(root, data)
+    (root / script).write_text(source)
+    out = tmp_path / "probe.json"
+    result = cli("probe", str(path), "--case", "tool", "--output", str(out))
+    found = statuses(json.loads(out.read_text()), "tool")
+    assert found["noop"] == found["crash"] == found["echo-args"] == store.KILLED, (
+        found, result.stdout)
+
+
+INTERPRETERS = {"shell": "sh", "python": sys.executable, "node": "node", "perl": "perl",
+                "ruby": "ruby", "tclsh": "tclsh"}
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_launcher_passes_arguments_and_status_through_as_they_are(
+        tmp_path: Path, language: str) -> None:
+    """Each launcher starts the stand-in with the case's arguments untouched (words a shell,
+    Tcl's exec or Perl would read as code or redirections among them) and gives back its
+    exit status, from a folder whose name is code in every one of these languages."""
+    interpreter = shutil.which(INTERPRETERS[language])
+    if interpreter is None:
+        pytest.skip(f"{INTERPRETERS[language]} is not installed")
+    home = tmp_path / "s@x $y #{z} [w] `v` 'q\" \\ é"
+    home.mkdir()
+    standin = home / "standin.py"
+    shutil.copyfile(Path(store.__file__).with_name("standin.py"), standin)
+    spec = home / "spec.json"
+    spec.write_text(json.dumps({"mutant": "echo-args", "exit_code": 3, "outputs": [],
+                                "inputs": [], "entry": None,
+                                "argument_prefix": ARGUMENT_PREFIXES.get(language, "")}))
+    launcher = home / "launcher"
+    launcher.write_bytes(os.fsencode(launcher_text(language, sys.executable, str(standin),
+                                                   str(spec))))
+    args = ["2", "<x", "|y", ">", "2>&1", "a b", "$HOME", "[pwd]", "@ARGV", "#{1}", "é", "&"]
+    done = subprocess.run([interpreter, str(launcher), *args], capture_output=True,
+                          text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert (done.returncode, done.stdout) == (3, " ".join(args) + "\n"), done.stderr
+
+
+@pytest.mark.parametrize(("interpreter", "script"), [("lua", "tool.lua"), ("php", "tool.php"),
+                                                     ("Rscript", "tool.R")])
+def test_a_script_of_an_interpreter_without_a_launcher_is_unprobed_and_says_so(
+        tmp_path: Path, interpreter: str, script: str) -> None:
+    data = doubler_fixture()
+    data["cases"].append(case("tool", "positive", [interpreter, script, "2"],
+                              {"exit_code": 0, "stdout_contains": ["4"]}))
+    path = make_skill(tmp_path / "doubler", data)
+    (path.parent / script).write_text("print(4)\n")
+    tool = next(c for c in load_fixture(path).cases if c.name == "tool")
+    target, why = locate(tool)
+    assert target is None
+    assert why == f"{interpreter} script {script} is started in a way no stand-in is " \
+                  f"written for ({interpreter})"

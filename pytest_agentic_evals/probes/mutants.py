@@ -16,6 +16,7 @@ import os
 import shlex
 import shutil
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,12 +28,12 @@ from pytest_agentic_evals.model import Case
 from pytest_agentic_evals.probes.targets import CONTRARY, REPLAY, Target, contrary_exit
 
 # Where a launcher is written as the language that reads it; the text starts the stand-in
-# (PY, STANDIN and SPEC are filled in).  A ``#!`` line also makes a shell launcher executable.
-# The stand-in needs the standard library only: ``-S`` skips ``site`` (a virtualenv's path
-# files), which made up most of its start-up.
+# (PY, STANDIN and SPEC are filled in, quoted by ``_QUOTES``).  A ``#!`` line also makes a shell
+# launcher executable.  The stand-in needs the standard library only: ``-S`` skips ``site``
+# (a virtualenv's path files), which made up most of its start-up.
 _LAUNCHERS = {
     "shell": '#!/bin/sh\nexec {py} -I -S {standin} {spec} "$@"\n',
-    "python": "import os, sys\nos.execv({py!r}, [{py!r}, '-I', '-S', {standin!r}, {spec!r}, "
+    "python": "import os, sys\nos.execv({py}, [{py}, '-I', '-S', {standin}, {spec}, "
               "*sys.argv[1:]])\n",
     # import(), not require(): it works in a CommonJS script and in an ES module alike.
     "node": "import('node:child_process').then(({{spawnSync}}) => {{\n"
@@ -40,7 +41,44 @@ _LAUNCHERS = {
             "...process.argv.slice(2)], {{stdio: 'inherit'}});\n"
             "  process.exit(r.status === null ? 1 : r.status);\n}});\n",
     "perl": "exec({py}, '-I', '-S', {standin}, {spec}, @ARGV) or die;\n",
-    "ruby": "exec({py}, '-I', '-S', {standin}, {spec}, *ARGV)\n",
+    # Binary source: the paths are the file system's bytes, UTF-8 or not.
+    "ruby": "# encoding: ASCII-8BIT\nexec({py}, '-I', '-S', {standin}, {spec}, *ARGV)\n",
+    # Tcl has no exec(2): it waits for the stand-in and passes its status on.  exec reads a
+    # word starting with <, > or | as a redirection, so every argument travels behind a
+    # prefix the stand-in takes off (``argument_prefix`` in its spec).
+    "tclsh": "if {{[catch {{exec -ignorestderr -- {py} -I -S {standin} {spec} "
+             "{{*}}[lmap a $argv {{string cat = $a}}] <@stdin >@stdout 2>@stderr}} "
+             "message options]}} {{\n"
+             "  set code [dict get $options -errorcode]\n"
+             "  if {{[lindex $code 0] eq {{CHILDSTATUS}}}} {{exit [lindex $code 2]}}\n"
+             "  puts stderr $message\n  exit 1\n}}\n",
+}
+ARGUMENT_PREFIXES = {"tclsh": "="}
+
+
+def _single_quoted(text: str) -> str:
+    """A Perl or Ruby string in single quotes, where nothing is interpolated."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _tcl_word(text: str) -> str:
+    """One Tcl word: every ASCII sign escaped (``$``, ``[``, braces, spaces...), so that
+    nothing in it is substituted; other characters stand for themselves."""
+    return "".join(c if c.isalnum() or not c.isascii() else f"\\u{ord(c):04x}" for c in text)
+
+
+def _utf8_only(quote: Callable[[str], str]) -> Callable[[str], str]:
+    """A quoting for a language that reads its source as UTF-8 text: a path that is not
+    UTF-8 cannot be written in it (``UnicodeEncodeError``)."""
+    def quoted(text: str) -> str:
+        text.encode("utf-8")
+        return quote(text)
+    return quoted
+
+
+_QUOTES: dict[str, Callable[[str], str]] = {
+    "shell": shlex.quote, "python": repr, "node": _utf8_only(json.dumps),
+    "perl": _single_quoted, "ruby": _single_quoted, "tclsh": _utf8_only(_tcl_word),
 }
 _STANDIN_SOURCE = Path(__file__).with_name("standin.py")
 
@@ -119,8 +157,14 @@ class StandIn:
             spec = self._spec(workspace, home)
         except (ArtifactError, OSError) as exc:
             return f"the {self.mutant} stand-in cannot be prepared: {exc}"
+        language = self.target.language
+        spec["argument_prefix"] = ARGUMENT_PREFIXES.get(language, "")
         spec_path.write_text(json.dumps(spec), encoding="utf-8")
-        text = launcher_text(self.target.language, sys.executable, str(standin), str(spec_path))
+        try:
+            text = launcher_text(language, sys.executable, str(standin), str(spec_path))
+        except UnicodeEncodeError:
+            return (f"the {self.mutant} stand-in cannot be started from {language}: its "
+                    f"path is not UTF-8 ({standin})")
         if self.target.relative is None:
             shims = home / "bin"
             shims.mkdir(exist_ok=True)
@@ -184,10 +228,9 @@ class StandIn:
 
 
 def launcher_text(language: str, python: str, standin: str, spec: str) -> str:
-    """The launcher of the stand-in, in the language that will read it."""
-    if language == "python":
-        return _LAUNCHERS[language].format(py=python, standin=standin, spec=spec)
-    quote = shlex.quote if language == "shell" else json.dumps
+    """The launcher of the stand-in, in the language that will read it (UnicodeEncodeError
+    when a path cannot be written in it)."""
+    quote = _QUOTES[language]
     return _LAUNCHERS[language].format(py=quote(python), standin=quote(standin),
                                        spec=quote(spec))
 

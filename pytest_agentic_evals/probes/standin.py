@@ -112,7 +112,9 @@ def play(spec: dict[str, Any], args: list[str]) -> int:
 
 def main() -> int:
     spec = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
-    status = play(spec, sys.argv[2:])
+    # A launcher that cannot pass arguments as they are sends each behind a prefix.
+    prefix = spec.get("argument_prefix", "")
+    status = play(spec, [word[len(prefix):] for word in sys.argv[2:]])
     sys.stdout.flush()
     sys.stderr.flush()
     return status

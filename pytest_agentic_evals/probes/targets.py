@@ -63,7 +63,7 @@ def failed_control(result: Mapping[str, Any]) -> bool:
 
 
 # The languages a launcher of the stand-in is written in (see ``mutants``).
-LANGUAGES = ("shell", "python", "node", "perl", "ruby")
+LANGUAGES = ("shell", "python", "node", "perl", "ruby", "tclsh")
 
 
 @dataclass(frozen=True)
