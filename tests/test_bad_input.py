@@ -683,19 +683,22 @@ truncate -s 15T "$GROW"
 """
 
 
-@pytest.mark.parametrize("grown", ["/proc/self/fd/1", "/proc/self/fd/2", "out.json"])
+@pytest.mark.parametrize("grown", ["stdout", "stderr", "out.json"])
 def test_output_a_trial_extends_without_writing_it_is_not_read_for_hours(
     skill: Skill, grown: str
 ) -> None:
     # 15 TiB in an instant, and no disk: read to the end (to search stdout for what it must
     # not hold, or to hash an expected artifact) it kept the runner busy for about 11 hours.
+    # The trial's own stdout and stderr are pipes; only without the sandbox can it reach the
+    # files the runner copies them into, by their path.
     (skill.root / "grow.sh").write_text(GROWER)
     data = skill_fixture()
-    data["cases"][0].update(command=["bash", "../grow.sh", "Ada"], env={"GROW": grown})
+    path = grown if grown == "out.json" else f"$AGENTIC_EVALS_TRIAL_DIR/../output/{grown}"
+    data["cases"][0].update(command=["bash", "-c", f'GROW="{path}" bash ../grow.sh Ada'])
     data["cases"][0]["expected"].update(
         stdout_excludes=["Traceback"], stderr_excludes=["Traceback"],
         artifacts=[{"path": "out.json", "min_bytes": 1, "sha256": "0" * 64}])
-    result = run_cli("run", str(skill.write(data)), cwd=skill.root)
+    result = run_cli("run", str(skill.write(data)), "--sandbox", "off", cwd=skill.root)
     assert result.returncode == 1, result.stderr
     trial = json.loads(result.stdout)["cases"][0]["trials"][0]
     assert trial["outcome"] == "FAIL"
@@ -704,9 +707,37 @@ def test_output_a_trial_extends_without_writing_it_is_not_read_for_hours(
                                      "without being written (it has holes): not hashed"]
         assert trial["artifact_hashes"] == {}
     else:
-        stream = "stdout" if grown.endswith("1") else "stderr"
-        assert f"{stream} was extended without being written" in trial["problems"][0]
-        assert trial[stream]["bytes"] < 1024 * 1024
+        assert f"{grown} was extended without being written" in trial["problems"][0]
+        assert trial[grown]["bytes"] < 1024 * 1024
+
+
+ERASER = """
+if [ -z "${1:-}" ]; then echo "error: name required" >&2; exit 2; fi
+echo "token=S3CRET-VALUE"; echo "debug: S3CRET-VALUE" >&2
+# Then rewrite the evidence: truncate both streams, seek back over them.
+: > /proc/self/fd/1; : > /proc/self/fd/2
+python3 -c 'import os; os.ftruncate(1, 0)' 2>/dev/null
+python3 -c 'import os; os.lseek(2, 0, 0); os.write(2, b"x" * 40)' 2>/dev/null
+echo "hello, $1"
+exit 0
+"""
+
+
+@pytest.mark.parametrize("sandbox", ["auto", "off"])
+def test_a_skill_cannot_erase_what_it_printed(skill: Skill, sandbox: str) -> None:
+    """A skill that prints a secret and then truncates its stdout and stderr (or writes over
+    them) is still caught by stdout_excludes and stderr_excludes: its output was a file it
+    held, and the fixture was READY."""
+    (skill.root / "run.sh").write_text(ERASER)
+    data = skill_fixture()
+    data["cases"][0]["expected"].update(stdout_excludes=["S3CRET-VALUE"],
+                                        stderr_excludes=["S3CRET-VALUE"])
+    result = run_cli("run", str(skill.write(data)), "--sandbox", sandbox, cwd=skill.root)
+    report = json.loads(result.stdout)
+    problems = report["cases"][0]["trials"][0]["problems"]
+    assert (result.returncode, report["readiness"]) == (1, "NOT_READY")
+    assert problems == ["stdout_excludes: 'S3CRET-VALUE' found in stdout",
+                        "stderr_excludes: 'S3CRET-VALUE' found in stderr"], problems
 
 
 @pytest.mark.parametrize("command", ["scaffold-fixture", "check-skill", "apply-scaffolds",

@@ -30,7 +30,7 @@ Why nothing escapes and nothing is missed:
 * ``--die-with-parent``: the monitor dies with the runner (SIGKILL included), init with the
   monitor, and every process of the namespace with init.
 * The command gets ``/dev/null`` as stdin and no descriptor of the runner's beyond its output
-  files.
+  pipes (:mod:`.capture`).
 
 The supervisor is a shell, which sees a command killed by signal N as exit status 128+N; the
 runner reports that status as it is, except after a timeout, where the signal it sent is
@@ -52,10 +52,11 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Protocol
+from typing import Protocol
 
+from pytest_agentic_evals.execution.capture import HELD_OPEN_SECONDS, Capture
 from pytest_agentic_evals.execution.interruptions import uninterrupted
-from pytest_agentic_evals.execution.process import ProcessResult, new_file
+from pytest_agentic_evals.execution.process import ProcessResult
 from pytest_agentic_evals.execution.procfs import (
     LeftBehindProcess,
     command_line,
@@ -141,18 +142,22 @@ def run_confined(
                            left_behind=[], stdout_path=stdout_path, stderr_path=stderr_path,
                            stray_detection=True)
     sandbox: _Sandbox | None = None
+    capture = Capture(stdout_path, stderr_path)
+    finished = False
     try:
-        with new_file(stdout_path) as out, new_file(stderr_path) as err:
-            result.start_error = start_problem(argv, cwd, env, locate)
-            if result.start_error is not None:
-                return result
+        result.start_error = start_problem(argv, cwd, env, locate)
+        if result.start_error is None:
             # An interruption inside Popen, after the fork, would lose bwrap's pid.
             with uninterrupted():
-                sandbox = _Sandbox.start(bwrap, plan, argv, env, out, err, bridge)
-        sandbox.run(result, stderr_path, timeout, grace_seconds)
+                sandbox = _Sandbox.start(bwrap, plan, argv, env, capture, bridge)
+            sandbox.run(result, stderr_path, timeout, grace_seconds)
+        finished = True
     finally:
         if sandbox is not None:
             sandbox.destroy()
+        # Nothing of the sandbox is alive any more: the pipes end at once.
+        capture.close(HELD_OPEN_SECONDS if finished else 0)
+    result.integrity_error = result.integrity_error or capture.problem
     return result
 
 
@@ -160,8 +165,9 @@ class _Sandbox:
     """One running bwrap: its monitor process, the supervisor's socket, and init."""
 
     def __init__(self, monitor: subprocess.Popen[bytes], channel: socket.socket,
-                 info: int, bridge: Bridge | None) -> None:
+                 info: int, bridge: Bridge | None, capture: Capture) -> None:
         self.monitor = monitor
+        self.capture = capture
         self.channel = channel
         self.info = info
         self.bridge = bridge
@@ -172,7 +178,7 @@ class _Sandbox:
 
     @classmethod
     def start(cls, bwrap: str, plan: MountPlan, argv: Sequence[str], env: Mapping[str, str],
-              out: IO[bytes], err: IO[bytes], bridge: Bridge | None) -> _Sandbox:
+              capture: Capture, bridge: Bridge | None) -> _Sandbox:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         info_read, info_write = os.pipe()
         supervisor = [SHELL, "-c", SUPERVISOR, "sh"]
@@ -184,8 +190,9 @@ class _Sandbox:
         watch(None)  # started before bwrap is: telling it about bwrap is then one write
         try:
             monitor = subprocess.Popen(
-                command, env=sandbox_environment(env), stdin=theirs.fileno(), stdout=out,
-                stderr=err, pass_fds=(info_write,), close_fds=True, start_new_session=True,
+                command, env=sandbox_environment(env), stdin=theirs.fileno(),
+                stdout=capture.stdout, stderr=capture.stderr, pass_fds=(info_write,),
+                close_fds=True, start_new_session=True,
             )
         except BaseException:
             ours.close()
@@ -194,11 +201,12 @@ class _Sandbox:
         finally:
             theirs.close()
             os.close(info_write)
+        capture.start()
         # Should the runner die while bwrap sets the sandbox up, the watchdog ends it: bwrap's
         # inner process only takes --die-with-parent once its monitor has set it up, and
         # would wait for a dead monitor forever. The group is bwrap's (a session of its own).
         watch(f"+{monitor.pid}")
-        return cls(monitor, ours, info_read, bridge)
+        return cls(monitor, ours, info_read, bridge, capture)
 
     def run(self, result: ProcessResult, stderr_path: Path, timeout: float,
             grace_seconds: float) -> None:
@@ -212,7 +220,7 @@ class _Sandbox:
         except (OSError, TimeoutError):  # bwrap gone already, or stuck
             ready = None
         if ready != "ready" or not self._find_init(setup_deadline):
-            result.setup_error = _bwrap_failure(stderr_path, self.monitor)
+            result.setup_error = _bwrap_failure(stderr_path, self.monitor, self.capture)
             return
         if self.bridge is not None and not self._attach(result, stderr_path, setup_deadline):
             return
@@ -250,7 +258,7 @@ class _Sandbox:
         try:
             self.channel.sendall(b"go\n" if served_inside else b"relay\n")
         except OSError:
-            result.setup_error = _bwrap_failure(stderr_path, self.monitor)
+            result.setup_error = _bwrap_failure(stderr_path, self.monitor, self.capture)
             return False
         return served_inside or self._relay_started(result, stderr_path, deadline)
 
@@ -265,6 +273,7 @@ class _Sandbox:
         if word == "relay" and number.isdigit():
             self.relay_pid = int(number)
             return True
+        self.capture.settle(1.0)
         try:
             tail = stderr_path.read_bytes()[-2000:].decode("utf-8", "replace").strip()
         except OSError:
@@ -356,10 +365,11 @@ def _child_pid(info: int, deadline: float) -> int | None:
         return None
 
 
-def _bwrap_failure(stderr_path: Path, monitor: subprocess.Popen[bytes]) -> str:
+def _bwrap_failure(stderr_path: Path, monitor: subprocess.Popen[bytes], capture: Capture) -> str:
     """What bwrap said when it could not make the sandbox (its errors go to the stderr file)."""
     with contextlib.suppress(subprocess.TimeoutExpired):
         monitor.wait(timeout=1)
+    capture.settle(1.0)
     try:
         said = stderr_path.read_bytes()[-2000:].decode("utf-8", "replace").strip()
     except OSError:

@@ -4,7 +4,8 @@ A trial is an arbitrary command written by someone else, so the runner assumes t
 may print gigabytes, leave daemons behind, escape its process group with ``setsid`` or a double
 fork, ignore SIGTERM, or keep its stdout open forever.  :func:`run_process` contains all of that:
 
-* output goes straight to files, never through pipes, so runner memory stays bounded and a
+* output goes through pipes that a thread of the runner copies into files (:mod:`.capture`):
+  nothing of the trial can rewrite what it printed, runner memory stays bounded, and a
   survivor holding stdout open cannot make the runner wait for an EOF that never comes;
 * the trial runs in its own session, so the whole process group can be signalled at once;
 * every process of the trial inherits a unique tag in its environment, and after the run the
@@ -32,9 +33,10 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from pytest_agentic_evals.execution import procfs
+from pytest_agentic_evals.execution.capture import HELD_OPEN_SECONDS, Capture
 from pytest_agentic_evals.execution.procfs import (
     DEATH_WAIT_SECONDS,
     NARROW_SWEEP_MAX_SECONDS,
@@ -112,18 +114,21 @@ def run_process(
     )
     started: subprocess.Popen[bytes] | ProcessResult | None = None
     finished = False
+    capture = Capture(run.stdout_path, run.stderr_path)
     try:
-        started = _start(run, argv, cwd, {**env, PROCESS_TAG_VARIABLE: tag})
+        started = _start(run, argv, cwd, {**env, PROCESS_TAG_VARIABLE: tag}, capture)
         result = (started if isinstance(started, ProcessResult)
                   else _finish(run, started, timeout, grace_seconds))
         finished = True
-        return result
     finally:
         if not finished:
             # Interrupted (Ctrl-C, pytest-timeout raising inside the wait, ...): nothing of the
             # trial may outlive the runner's stack frame, so kill without a grace period.
             proc = started if isinstance(started, subprocess.Popen) else None
             _emergency_cleanup(proc, run.entry, run.stray_detection, run.since_ticks)
+        capture.close(HELD_OPEN_SECONDS if finished else 0)
+    result.integrity_error = result.integrity_error or capture.problem
+    return result
 
 
 @dataclass(frozen=True)
@@ -147,25 +152,24 @@ class _Run:
                              stray_detection=self.stray_detection, **fields)
 
 
-def _start(run: _Run, argv: Sequence[str], cwd: Path,
-           env: Mapping[str, str]) -> subprocess.Popen[bytes] | ProcessResult:
+def _start(run: _Run, argv: Sequence[str], cwd: Path, env: Mapping[str, str],
+           capture: Capture) -> subprocess.Popen[bytes] | ProcessResult:
     """The command started in a session of its own, or the result of a command that did not
-    start."""
-    # The files are opened before the checks below so that they exist (empty) for every
-    # outcome, including commands that never start.
-    with new_file(run.stdout_path) as out, new_file(run.stderr_path) as err:
-        if not argv:
-            return run.result(start_error="empty command")
-        if not cwd.is_dir():
-            return run.result(start_error=f"working directory not found: {cwd}")
-        watch(None)  # the watchdog runs before the trial does
-        try:
-            proc = subprocess.Popen(
-                list(argv), cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL, stdout=out,
-                stderr=err, close_fds=True, start_new_session=True,
-            )
-        except OSError as exc:
-            return run.result(start_error=describe_start_error(exc, argv[0], cwd))
+    start (its output files exist, empty)."""
+    if not argv:
+        return run.result(start_error="empty command")
+    if not cwd.is_dir():
+        return run.result(start_error=f"working directory not found: {cwd}")
+    watch(None)  # the watchdog runs before the trial does
+    try:
+        proc = subprocess.Popen(
+            list(argv), cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL,
+            stdout=capture.stdout, stderr=capture.stderr, close_fds=True,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        return run.result(start_error=describe_start_error(exc, argv[0], cwd))
+    capture.start()
     return proc
 
 
@@ -198,17 +202,6 @@ def _finish(run: _Run, proc: subprocess.Popen[bytes], timeout: float,
     watch(f"-{pgid}")
     return run.result(exit_code=exit_code, timed_out=timed_out, duration_ms=duration_ms,
                       left_behind=left_behind)
-
-
-def new_file(path: Path) -> BinaryIO:
-    """``path`` opened for writing as a new, empty file.
-
-    A trial directory is reused, and truncating the previous trial's output would wait for
-    its data to reach the disk first (a file system flushes a truncated file's pending
-    writes); a file unlinked and made anew does not wait."""
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(path)
-    return open(path, "wb")
 
 
 def _wait(proc: subprocess.Popen[bytes], timeout: float) -> int:

@@ -326,7 +326,8 @@ def _judge(
 
 def _cut_unwritten_output(process: ProcessResult) -> list[str]:
     """Cut stdout and stderr where the trial extended them without writing (see first_hole),
-    so that nothing reads them for hours; such a trial fails."""
+    so that nothing reads them for hours; such a trial fails.  The trial's own streams are
+    pipes: only an unsandboxed trial can reach these files, by their path."""
     problems = []
     for name, path in (("stdout", process.stdout_path), ("stderr", process.stderr_path)):
         hole = first_hole(path)
