@@ -20,7 +20,7 @@ from pytest_agentic_evals.expectations.trajectory import reading
 from pytest_agentic_evals.loading import fixture_from_data
 from pytest_agentic_evals.loading.fixture import FixtureError, fixture_schema
 
-from conftest import MODES, Skill, make_skill, skill_fixture
+from conftest import MODES, Skill, make_skill, run_cli, skill_fixture
 
 DATA = Path(__file__).parent / "data" / "trajectories"
 
@@ -766,3 +766,42 @@ def test_zero_events_counts_and_subagents_in_a_real_session(
     assert report["readiness"] == "USABLE_WITH_GAPS"
     output.fnmatch_lines(["*trajectory not tested: *yielded no events*"])
     output.fnmatch_lines(["*expected at most 1 matching events, found 3*"])
+
+
+COVERING_ITS_TRACKS = """
+import json, os
+def call(name, command):
+    print(json.dumps({"type": "tool_use", "name": name, "parameters": {"command": command}}),
+          flush=True)
+call("Bash", "rm -rf tests")  # the forbidden call
+# Then cut it out of the transcript on stdout: truncate it, reopen it truncating, seek back.
+try:
+    if os.environ["HOW"] == "ftruncate":
+        os.ftruncate(1, 0)
+    elif os.environ["HOW"] == "reopen":
+        open("/proc/self/fd/1", "w").close()
+    else:
+        os.lseek(1, 0, 0)
+except OSError:
+    pass  # a pipe: nothing to cut
+call("Read", "notes.txt")
+"""
+
+
+@pytest.mark.parametrize("how", ["ftruncate", "reopen", "seek"])
+def test_an_agent_cannot_cut_a_call_out_of_its_transcript_on_stdout(
+        skill: Skill, how: str) -> None:
+    (skill.root / "agent.py").write_text(COVERING_ITS_TRACKS)
+    data = skill_fixture()
+    data["cases"].append({
+        "name": "agent", "type": "positive", "command": ["python3", "../agent.py"],
+        "env": {"HOW": how},
+        "expected": {"exit_code": 0, "trajectory": {"source": "stdout",
+                                    "required_events": [{"name": "Read"}],
+                                    "forbidden_events": [{"name": "Bash"}]}}})
+    result = run_cli("run", str(skill.write(data)), cwd=skill.root)
+    assert result.stdout, result.stderr
+    agent = next(c for c in json.loads(result.stdout)["cases"] if c["name"] == "agent")
+    assert result.returncode == 1
+    assert agent["trials"][0]["problems"][0].startswith(
+        "trajectory: forbidden_events[0] {\"name\": \"Bash\"} matched event 0 ")
