@@ -83,7 +83,9 @@ def test_a_pytest_timeout_inside_a_trial_shows_only_the_trials_frames(
     assert "pluggy" not in failure and "_pytest" not in failure
     assert "pytest_timeout.py" not in failure
     result.stdout.fnmatch_lines(["*nodes.py:*: in runtest", "E   Failed: Timeout*"])
-    assert len(failure.splitlines()) < 60  # was 1,100 lines through pluggy
+    # Was 1,100 lines through pluggy. pytest-timeout also prints the stack of every other
+    # thread, about ten lines each: the domain proxy's, the output copier's, the test server's.
+    assert len(failure.splitlines()) < 80
 
 
 @pytest.mark.parametrize("mode", MODES)
