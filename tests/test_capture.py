@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agentic_evals.execution.capture import HELD_OPEN_SECONDS
+from pytest_agentic_evals.execution.capture import Capture
 from pytest_agentic_evals.execution.process import PROCESS_TAG_VARIABLE, run_process
 
 ERASERS = {
@@ -39,25 +39,49 @@ def test_a_command_cannot_rewrite_what_it_printed(tmp_path: Path, script: str) -
     assert len(stdout) < 100 and problem is None
 
 
-def test_a_process_that_escaped_and_holds_the_output_is_cut_off_and_named(
+def test_a_process_that_escaped_and_holds_the_output_is_found_and_killed(
         tmp_path: Path) -> None:
     """Without the sandbox, a process with neither the trial's tag nor its group (``env -i
-    setsid``) outlives the trial unseen; holding the output open, it is seen now, and the
-    runner does not wait for it."""
-    started = time.monotonic()
-    # Once it is sleep, it has dropped the tag (until then the sweep would find it).
+    setsid``) outlived the trial unseen; holding the output open, it is found by the pipe it
+    holds, killed, and named as left behind."""
+    # Once it is sleep, it has dropped the tag (until then the tag sweep would find it).
     escape = ('env -i setsid sleep 60 & '
               'until [ "$(cat /proc/$!/comm)" = sleep ]; do sleep 0.01; done; echo $!')
-    stdout, problem = run(["sh", "-c", escape], tmp_path)
-    pid = int(stdout.split()[0])
+    env = {k: v for k, v in os.environ.items() if k != PROCESS_TAG_VARIABLE}
+    result = run_process(["sh", "-c", escape], cwd=tmp_path, env=env, timeout=60,
+                         output_dir=tmp_path / "output")
+    pid = int(result.stdout_path.read_text())
     try:
-        assert time.monotonic() - started < HELD_OPEN_SECONDS + 10
-        assert problem is not None
-        assert problem.startswith("a process the runner could not find kept the trial's "
-                                  "output open after the trial ended")
+        assert [(p.pid, p.command) for p in result.left_behind] == [(pid, "sleep 60")]
+        assert result.integrity_error is None
+        assert not Path(f"/proc/{pid}").exists() or _state(pid) == "Z"
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
+
+
+def _state(pid: int) -> str:
+    return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+
+
+def test_output_still_held_when_the_trial_is_over_is_cut_off_and_said(tmp_path: Path) -> None:
+    """A holder the runner cannot find or end (another user's process, say) cannot make it
+    wait: the copy stops, what came before is kept, and the trial is told."""
+    capture = Capture(tmp_path / "stdout", tmp_path / "stderr")
+    holder = subprocess.Popen(["sh", "-c", "echo before; exec sleep 60"],
+                              stdout=capture.stdout, stderr=capture.stderr)
+    capture.start()
+    try:
+        started = time.monotonic()
+        capture.close(0.2)
+        assert time.monotonic() - started < 5
+    finally:
+        holder.kill()
+        holder.wait()
+    assert capture.problem == ("a process the runner could not find kept the trial's output "
+                               "open after the trial ended; what it wrote afterwards was not "
+                               "kept")
+    assert (tmp_path / "stdout").read_bytes() == b"before\n"
 
 
 FULL_DISK = """

@@ -633,7 +633,9 @@ def test_tag_is_not_matched_as_a_prefix_or_inside_another_value(run: _Runner) ->
         env = {{k: v for k, v in os.environ.items() if k != {PROCESS_TAG_VARIABLE!r}}}
         env["OTHER"] = "{PROCESS_TAG_VARIABLE}=" + tag
         env[{PROCESS_TAG_VARIABLE!r}] = tag + "0"
-        child = subprocess.Popen(["sleep", "300"], env=env, start_new_session=True)
+        # Away from the trial's output, which would give it away (see test_capture.py).
+        child = subprocess.Popen(["sleep", "300"], env=env, start_new_session=True,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         print(child.pid, flush=True)
         os._exit(0)
         """

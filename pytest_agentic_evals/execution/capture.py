@@ -91,6 +91,18 @@ class Capture:
                                         daemon=True)
         self._thread.start()
 
+    @property
+    def inodes(self) -> tuple[int, ...]:
+        """The pipes' inode numbers: ``pipe:[N]`` in the ``/proc/<pid>/fd`` of a holder."""
+        return tuple(os.fstat(reader).st_ino for reader in self._files)
+
+    def ended(self, timeout: float) -> bool:
+        """Whether both pipes ended (every writer gone), waiting at most ``timeout``."""
+        if self._thread is None:
+            return True
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
     def settle(self, timeout: float) -> None:
         """Wait (at most ``timeout``) until everything written so far is in the files: for a
         runner about to read them while a process may still hold the pipes (bwrap's errors)."""

@@ -16,7 +16,8 @@ fork, ignore SIGTERM, or keep its stdout open forever.  :func:`run_process` cont
   pipe from the runner and then kills the process groups of the trials still running and every
   process carrying a tag of this runner. What drops its tag and leaves its group (``env -i
   setsid``) escapes that watch: only the sandbox (:mod:`.confined`) is proof against it
-  (:mod:`.watchdog`).
+  (:mod:`.watchdog`). After a trial, one that kept stdout or stderr open is still found, by
+  the pipe it holds.
 
 Kept free of pytest imports so that it works the same outside a pytest session.
 """
@@ -47,6 +48,7 @@ from pytest_agentic_evals.execution.procfs import (
     last_pid,
     settle_group,
     sweep,
+    sweep_holders,
     ticks_now,
 )
 from pytest_agentic_evals.execution.watchdog import RUNNER_TAG, watch
@@ -60,6 +62,9 @@ __all__ = [
 ]
 
 PROCESS_TAG_VARIABLE = "AGENTIC_EVALS_PROCESS_TAG"
+# Once the trial is torn down its output pipes end at once; if they have not after this long,
+# a process that escaped the teardown holds one, and is looked for.
+HOLDER_WAIT_SECONDS = 0.1
 
 
 
@@ -117,8 +122,14 @@ def run_process(
     capture = Capture(run.stdout_path, run.stderr_path)
     try:
         started = _start(run, argv, cwd, {**env, PROCESS_TAG_VARIABLE: tag}, capture)
-        result = (started if isinstance(started, ProcessResult)
-                  else _finish(run, started, timeout, grace_seconds))
+        if isinstance(started, ProcessResult):
+            result = started
+        else:
+            result = _finish(run, started, timeout, grace_seconds)
+            if run.stray_detection and not capture.ended(HOLDER_WAIT_SECONDS):
+                # Something outside the group, without the tag, still holds the output: it
+                # came from the trial (no one else was given the pipes).
+                result.left_behind += sweep_holders(capture.inodes)
         finished = True
     finally:
         if not finished:

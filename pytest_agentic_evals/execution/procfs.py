@@ -12,7 +12,7 @@ import functools
 import os
 import signal
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 
 PROC = "/proc"
@@ -373,3 +373,67 @@ def wait_until_dead(pids: list[int], limit_seconds: float) -> None:
         if not pending or time.monotonic() >= deadline:
             return
         time.sleep(SWEEP_PAUSE_SECONDS)
+
+
+def sweep_holders(inodes: Collection[int]) -> list[LeftBehindProcess]:
+    """Kill every other process holding one of the pipes ``inodes`` (a trial's output: no one
+    but the trial was given them), round after round while new holders appear (a holder may
+    fork); return them.  It finds what left the trial's group and dropped its tag but kept
+    stdout open, which the tag sweep cannot."""
+    links = frozenset(f"pipe:[{inode}]".encode() for inode in inodes)
+    found: dict[int, LeftBehindProcess] = {}
+    for _ in range(SWEEP_ROUNDS):
+        holders = [pid for pid in _pids() if _holds(pid, links)]
+        if not holders:
+            break
+        for pid in holders:
+            if pid not in found:
+                found[pid] = LeftBehindProcess(pid=pid, command=command_line(pid))
+            _kill_holder(pid, links)
+    wait_until_dead(list(found), DEATH_WAIT_SECONDS)
+    return list(found.values())
+
+
+def _pids() -> Iterator[int]:
+    me = os.getpid()
+    try:
+        names = os.listdir(PROC)
+    except OSError:
+        return
+    for name in names:
+        if name.isdigit() and int(name) != me:
+            yield int(name)
+
+
+def _holds(pid: int, links: frozenset[bytes]) -> bool:
+    directory = f"{PROC}/{pid}/fd".encode()
+    try:
+        fds = os.listdir(directory)
+    except OSError:
+        return False  # gone, or another user's
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            if os.readlink(directory + b"/" + fd) in links:
+                return True
+    return False
+
+
+def _kill_holder(pid: int, links: frozenset[bytes]) -> None:
+    """SIGKILL ``pid`` if it still holds one of the pipes (the pid may have been reused since
+    it was listed: a pidfd pins the process the check is made on)."""
+    if not HAVE_PIDFD:
+        if _holds(pid, links):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        return
+    try:
+        pidfd = os.pidfd_open(pid)
+    except OSError:
+        return
+    try:
+        if _holds(pid, links):
+            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    finally:
+        os.close(pidfd)
