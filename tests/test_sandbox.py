@@ -458,7 +458,9 @@ def test_only_the_workspace_scratch_tmp_home_and_declared_paths_are_writable(
         assert f"no: touch {refused}/made" in said
     assert "seen" in said and f"ok: cat {readable}/readable.txt" in said
     assert "hidden: " in said  # the run directory is an empty one in there
-    assert f"no: cat {masked}" in said and f"no: sh -c echo forged > '{masked}'" in said
+    # The earlier report reads as an empty file, and cannot be written.
+    assert f"ok: cat {masked}" in said and not any("readiness" in line for line in said)
+    assert f"no: sh -c echo forged > '{masked}'" in said
     assert "home: /tmp/home tmp: /tmp/tmp" in said
     # What the host sees afterwards, whatever the script said.
     assert (workspace / "made").exists() and (scratch / "made").exists()
@@ -943,3 +945,50 @@ def test_inplace_cases_may_declare_paths_in_the_skill(skill: Skill) -> None:
 
 def test_the_plugin_settings_know_the_same_modes() -> None:
     assert settings_module.SANDBOX_MODES == SANDBOX_MODES
+
+
+# A skill that does no work: it finds the case it is run for in the fixture, and prints back
+# what that case expects. It looks where a trial could read the fixture: in its working
+# directory, at the fixture's own path, and under another name (a hard link).
+PARROT = """#!/bin/sh
+exec python3 - "$@" <<'PY'
+import json, os, sys
+for path in ("agentic_eval.json", os.environ["ORIGINAL"], "../oracle.json"):
+    try:
+        cases = json.load(open(path))["cases"]
+    except (OSError, ValueError):
+        continue
+    for case in cases:
+        if case["command"][1:] == sys.argv[1:]:
+            expected = case["expected"]
+            print("\\n".join(expected.get("stdout_contains", [])))
+            sys.stderr.write("\\n".join(expected.get("stderr_contains", [])))
+            sys.exit(expected["exit_code"])
+sys.exit(3)
+PY
+"""
+
+
+@pytest.mark.parametrize("workspace", ["overlay", "copy", "inplace"])
+def test_a_skill_cannot_read_the_expectations_of_its_own_fixture(
+        skill: Skill, workspace: str) -> None:
+    """Without the sandbox the parrot is READY (which the second run shows it would be here);
+    in it, the fixture reads as empty wherever the trial looks."""
+    (skill.root / "run.sh").write_text(PARROT)
+    data = skill_fixture(workspace="inplace" if workspace == "inplace" else "copy")
+    for case in data["cases"]:
+        case["command"] = ["../run.sh", *case["command"][2:]]
+        case["env"] = {"ORIGINAL": str(skill.fixtures / "agentic_eval.json")}
+    if workspace == "copy":  # a stale expected output makes a private copy of an overlay
+        data["cases"][0]["expected"]["artifacts"] = [{"path": "../stale.txt", "exists": False}]
+        (skill.root / "stale.txt").write_text("stale\n")
+    path = skill.write(data)
+    os.link(path, skill.root / "oracle.json")
+    sandboxed = json.loads(run_cli("run", str(path), cwd=skill.root).stdout)
+    assert sandboxed["readiness"] == "NOT_READY"
+    first = sandboxed["cases"][0]["trials"][0]
+    assert first["exit_code"] == 3, first["problems"]
+    if workspace == "copy":
+        assert first["workspace"]["copied"] is not None
+    unsandboxed = run_cli("run", str(path), "--sandbox", "off", cwd=skill.root)
+    assert json.loads(unsandboxed.stdout)["readiness"] == "READY"

@@ -53,6 +53,9 @@ class Place:
     """When set, the workspace is an overlay of the skill directory (sandboxed trials only)."""
     shadowed: tuple[tuple[Path, Path], ...] = ()
     """Files shown in place of others when sandboxed (see ``MountPlan.shadowed``)."""
+    hidden: tuple[Path, ...] = ()
+    """Files shown empty when sandboxed: the fixture the trial belongs to, wherever the trial
+    could read it (see ``workspace.fixture_views``)."""
 
 
 @dataclass
@@ -171,7 +174,7 @@ def _run_sandboxed(argv: list[str], case: Case, net: _Network, env: Mapping[str,
         network=net.network, writable=case.writable_paths,
         readable=(*place.readable, *net.visible()),
         protected=(place.skill_dir, *runner_installation()),
-        hidden=(runs_root(), key_directory(), *settings.hidden),
+        hidden=(runs_root(), key_directory(), *settings.hidden, *place.hidden),
         lower=None if place.layers is None else place.layers.lower,
         work=None if place.layers is None else place.layers.work,
         shadowed=place.shadowed,

@@ -52,6 +52,10 @@ PROBE_TIMEOUT_SECONDS = 30.0
 # it cannot reach: without them, tools fall back to HOME and /tmp.
 PRIVATE_DIRECTORY_VARIABLES = ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME",
                                "XDG_STATE_HOME", "XDG_RUNTIME_DIR")
+# What a hidden file shows: an empty file of the package, which every trial sees read-only
+# (not /dev/null: the sandbox's mounts allow no devices, so that would be unreadable, and a
+# run nested in the trial could not copy a workspace holding it).
+EMPTY_FILE = Path(__file__).with_name("empty")
 
 
 @dataclass(frozen=True)
@@ -196,6 +200,14 @@ class MountPlan:
     stand-in over the original skill's entrypoint, however the command names it)."""
 
 
+def _on_host(plan: MountPlan, path: Path) -> Path:
+    """Where the runner finds what the sandbox will show at ``path``: in an overlay workspace,
+    a file the trial did not write yet is the skill directory's."""
+    if plan.lower is not None and _under(path, plan.workspace) and not path.exists():
+        return plan.lower / path.relative_to(plan.workspace)
+    return path
+
+
 def _under(path: Path, directory: Path) -> bool:
     return path == directory or directory in path.parents
 
@@ -257,7 +269,7 @@ def bwrap_arguments(plan: MountPlan) -> list[str]:
         if os.path.isdir(path):
             args += ["--tmpfs", str(path)]
             covered.append(path)
-        elif os.path.isfile(path):
+        elif os.path.isfile(_on_host(plan, path)):
             files.append(path)
     # Outermost first: what lies inside a path shown again is shown with it. A protected path
     # is always bound again, read-only: the skill's original files and the runner's
@@ -281,7 +293,7 @@ def bwrap_arguments(plan: MountPlan) -> list[str]:
         # Also inside a writable directory: a mount point can be neither written, renamed nor
         # removed from inside.
         if visible(path) or writable(path) or _under(path, plan.workspace):
-            args += ["--ro-bind", os.devnull, str(path)]
+            args += ["--ro-bind", str(EMPTY_FILE), str(path)]
     for source, target in plan.shadowed:
         args += ["--ro-bind", str(source), str(target)]
     args += ["--chdir", str(plan.cwd)]

@@ -113,8 +113,7 @@ def _run_trial(
     trial_dir = settings.run_dir / ws.trial_dir_name(fixture, case, trial)
     if trial_dir.exists():
         shutil.rmtree(trial_dir)
-    context = _Context(case, trial, settings, kinds, dirs, trial_dir, fixture.skill_dir,
-                       substitute)
+    context = _Context(case, trial, settings, kinds, dirs, trial_dir, fixture, substitute)
     if case.workspace == "inplace" and substitute is None:
         (trial_dir / "scratch").mkdir(parents=True)
         (trial_dir / "output").mkdir()
@@ -139,8 +138,12 @@ class _Context:
     kinds: Mapping[str, ExpectationKind]
     dirs: TrialDirs
     trial_dir: Path
-    skill_dir: Path
+    fixture: Fixture
     substitute: Substitute | None = None
+
+    @property
+    def skill_dir(self) -> Path:
+        return self.fixture.skill_dir
 
 
 def _run_in(workspace: ws.Workspace, lease: Lease | None, context: _Context) -> TrialResult:
@@ -171,7 +174,8 @@ def _run_in(workspace: ws.Workspace, lease: Lease | None, context: _Context) -> 
                   output=trial_dir / "output",
                   readable=(context.skill_dir, case.cwd, workspace.cwd),
                   skill_dir=context.skill_dir, layers=workspace.layers,
-                  shadowed=context.substitute.shadowed if context.substitute else ())
+                  shadowed=context.substitute.shadowed if context.substitute else (),
+                  hidden=ws.fixture_views(context.fixture, workspace))
     launched = launch(argv, case, env, timeout, place, settings.sandbox)
     if launched.process is None:
         return _not_run(launched, trial, workspace)

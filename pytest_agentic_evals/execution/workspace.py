@@ -93,6 +93,40 @@ def in_place(fixture: Fixture, case: Case) -> Workspace:
     return Workspace("inplace", fixture.skill_dir, case.cwd, fixture.path.parent)
 
 
+def fixture_views(fixture: Fixture, workspace: Workspace) -> tuple[Path, ...]:
+    """Every path at which a trial could read the fixture it belongs to: its own (and its
+    real one), any other name the file has in the skill directory (a hard link), and the place
+    of each in the workspace.  The sandbox shows them empty: a skill that read its cases'
+    expectations and printed them back would pass every case, one added tomorrow included."""
+    skill = Path(os.path.realpath(fixture.skill_dir))
+    real = Path(os.path.realpath(fixture.path))
+    names = {fixture.path, real}
+    try:
+        info = real.stat()
+    except OSError:
+        return tuple(sorted(names))
+    if info.st_nlink > 1:
+        names |= _same_file_in(skill, (info.st_dev, info.st_ino))
+    for name in list(names):
+        for base in (skill, fixture.skill_dir):
+            if base in name.parents:
+                names.add(workspace.root / name.relative_to(base))
+    return tuple(sorted(names))
+
+
+def _same_file_in(directory: Path, identity: tuple[int, int]) -> set[Path]:
+    found = set()
+    for root, dirs, files in os.walk(directory):
+        dirs[:] = [name for name in dirs if name not in SKIPPED_NAMES]
+        for name in files:
+            path = Path(root, name)
+            with contextlib.suppress(OSError):
+                info = path.lstat()
+                if (info.st_dev, info.st_ino) == identity:
+                    found.add(path)
+    return found
+
+
 @contextlib.contextmanager
 def exclusive(directory: Path) -> Iterator[None]:
     """Serialize in-place trials of one directory across processes: xdist workers, and runs
