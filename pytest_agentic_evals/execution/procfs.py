@@ -390,6 +390,7 @@ def sweep_holders(inodes: Collection[int]) -> list[LeftBehindProcess]:
             if pid not in found:
                 found[pid] = LeftBehindProcess(pid=pid, command=command_line(pid))
             _kill_holder(pid, links)
+        time.sleep(SWEEP_PAUSE_SECONDS)  # a killed process holds its files until it is gone
     wait_until_dead(list(found), DEATH_WAIT_SECONDS)
     return list(found.values())
 
