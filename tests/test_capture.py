@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -58,6 +59,52 @@ def test_a_process_that_escaped_and_holds_the_output_is_found_and_killed(
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
+
+
+HOPPER = """
+import os, sys, time
+if os.fork():
+    os._exit(0)
+os.setsid()
+while True:  # a new pid every few milliseconds, none of them for long
+    if os.fork():
+        os._exit(0)
+    time.sleep(0.002)
+"""
+
+
+def _hoppers_seen(marker: str, seconds: float) -> set[int]:
+    """The process groups of processes with ``marker`` in their command line among the pids
+    handed out last, watched for ``seconds``: a process that changes its pid every few
+    milliseconds is rarely caught in a listing of /proc, but always among the newest pids.
+    Each one seen is killed with its group."""
+    groups = set()
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        last = int(Path("/proc/loadavg").read_text().split()[-1])
+        for pid in range(last - 3, last + 1):
+            with contextlib.suppress(OSError):
+                if marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    group = int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2]
+                                .split()[2])
+                    groups.add(group)
+                    with contextlib.suppress(OSError):
+                        os.killpg(group, signal.SIGKILL)
+    return groups
+
+
+def test_a_process_hopping_between_pids_that_holds_the_output_is_found_and_killed(
+        tmp_path: Path) -> None:
+    """One that escaped as above and then forks and exits in a loop (a new pid every few
+    milliseconds) is killed with its group: nothing of it lives on."""
+    marker = f"hopper-{uuid.uuid4().hex}"
+    env = {k: v for k, v in os.environ.items() if k != PROCESS_TAG_VARIABLE}
+    result = run_process(["sh", "-c", f"env -i {sys.executable} -c '{HOPPER}' {marker}"],
+                         cwd=tmp_path, env=env, timeout=60, output_dir=tmp_path / "output")
+    survivors = _hoppers_seen(marker, 0.5)
+    assert result.left_behind, result.integrity_error
+    assert result.integrity_error is None
+    assert survivors == set()
 
 
 def _state(pid: int) -> str:

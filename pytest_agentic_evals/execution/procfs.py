@@ -21,6 +21,8 @@ PROC = "/proc"
 SWEEP_ROUNDS = 50
 SWEEP_PAUSE_SECONDS = 0.005
 CONFIRMING_ROUNDS = 2
+# How many of the pids handed out last the holder sweep looks at before the rest.
+_RECENT_PIDS = 8
 DEATH_WAIT_SECONDS = 5.0
 # After the group SIGKILL on timeout, group members need a moment to finish dying; without this
 # pause they would be reported as left behind although the group kill already got them.
@@ -383,27 +385,52 @@ def sweep_holders(inodes: Collection[int]) -> list[LeftBehindProcess]:
     links = frozenset(f"pipe:[{inode}]".encode() for inode in inodes)
     found: dict[int, LeftBehindProcess] = {}
     for _ in range(SWEEP_ROUNDS):
-        holders = [pid for pid in _pids() if _holds(pid, links)]
-        if not holders:
+        seen = False
+        # Killed on discovery, as in the tag sweep: one that forks and exits in a loop gets
+        # no time to move on.
+        for pid in _newest_first():
+            if _holds(pid, links):
+                seen = True
+                if pid not in found:
+                    found[pid] = LeftBehindProcess(pid=pid, command=command_line(pid))
+                _kill_holder(pid, links)
+        if not seen:
             break
-        for pid in holders:
-            if pid not in found:
-                found[pid] = LeftBehindProcess(pid=pid, command=command_line(pid))
-            _kill_holder(pid, links)
         time.sleep(SWEEP_PAUSE_SECONDS)  # a killed process holds its files until it is gone
     wait_until_dead(list(found), DEATH_WAIT_SECONDS)
     return list(found.values())
 
 
-def _pids() -> Iterator[int]:
+def _newest_first() -> Iterator[int]:
+    """The pids of the other live processes, those handed out last first: a process that
+    moves to a new pid every few milliseconds (a fork and an exit in a loop) holds one of the
+    newest, and is looked at before it moves on."""
     me = os.getpid()
+    last = last_pid()
+    # Pids handed out last may be threads (of the runner, too: the thread copying the
+    # trial's output), which /proc shows under their id without listing them.
+    recent = [] if last is None else [pid for pid in range(last, last - _RECENT_PIDS, -1)
+                                      if pid > 0 and _thread_group(pid) == pid]
+    yield from (pid for pid in recent if pid != me)
     try:
         names = os.listdir(PROC)
     except OSError:
         return
     for name in names:
-        if name.isdigit() and int(name) != me:
+        if name.isdigit() and int(name) != me and int(name) not in recent:
             yield int(name)
+
+
+def _thread_group(pid: int) -> int | None:
+    """The process a pid belongs to (itself, unless it is a thread's); None when it is gone."""
+    try:
+        with open(f"{PROC}/{pid}/status", "rb") as handle:
+            for line in handle:
+                if line.startswith(b"Tgid:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
 
 
 def _holds(pid: int, links: frozenset[bytes]) -> bool:
@@ -420,8 +447,16 @@ def _holds(pid: int, links: frozenset[bytes]) -> bool:
 
 
 def _kill_holder(pid: int, links: frozenset[bytes]) -> None:
-    """SIGKILL ``pid`` if it still holds one of the pipes (the pid may have been reused since
-    it was listed: a pidfd pins the process the check is made on)."""
+    """SIGKILL ``pid``, just seen holding one of the pipes, and its process group, which the
+    trial made (the runner's own is another session's): one that forks and exits in a loop is
+    in it under its next pid, while the one seen may be exiting already.  The pid itself is
+    pinned with a pidfd and looked at again (it may have been handed out anew since); the
+    group is signalled at once, microseconds after the look, far too soon for its id to be
+    handed out again."""
+    group = group_of(pid)
+    if group is not None and group not in (0, os.getpgrp()):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(group, signal.SIGKILL)
     if not HAVE_PIDFD:
         if _holds(pid, links):
             with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -433,8 +468,7 @@ def _kill_holder(pid: int, links: frozenset[bytes]) -> None:
         return
     try:
         if _holds(pid, links):
-            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+            with contextlib.suppress(ProcessLookupError):
+                signal.pidfd_send_signal(pidfd, signal.SIGKILL)
     finally:
         os.close(pidfd)
