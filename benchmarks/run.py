@@ -689,7 +689,43 @@ def bench_control(work: Path, quick: bool) -> list[tuple[str, str, str, str]]:
              f"{ours:.1f} s", f"{base:.1f} s", f"{ours / base:.2f}x")]
 
 
-BENCHMARKS = {"overhead": bench_overhead, "parallel": bench_parallel, "memory": bench_memory,
+PROCESS_SCRIPT = """
+import os, statistics, subprocess, sys, tempfile, time
+from pathlib import Path
+from pytest_agentic_evals.execution.process import run_process
+count, rounds = int(sys.argv[1]), int(sys.argv[2])
+where = Path(tempfile.mkdtemp())
+env = dict(os.environ)
+def ours():
+    for _ in range(count):
+        run_process(["true"], cwd=where, env=env, timeout=10, output_dir=where / "o")
+def plain():
+    for _ in range(count):
+        with open(where / "stdout", "wb") as out, open(where / "stderr", "wb") as err:
+            subprocess.run(["true"], stdout=out, stderr=err, start_new_session=True)
+times = {"ours": [], "plain": []}
+for _ in range(rounds):  # interleaved, so that a machine getting busier weighs on both
+    for name, run in (("ours", ours), ("plain", plain)):
+        started = time.perf_counter()
+        run()
+        times[name].append((time.perf_counter() - started) / count * 1000)
+print(statistics.median(times["ours"]), statistics.median(times["plain"]))
+"""
+
+
+def bench_process(work: Path, quick: bool) -> list[tuple[str, str, str, str]]:
+    """One command run by the runner's process layer (output through pipes and a copying
+    thread, the left-behind sweep, the group kill), next to `subprocess.run` writing into
+    files: what the runner adds to every unsandboxed trial below the pytest layer."""
+    count, rounds = (50, 1) if quick else (200, 5)
+    done = subprocess.run([sys.executable, "-c", PROCESS_SCRIPT, str(count), str(rounds)],
+                          cwd=work, env=BASE_ENV, capture_output=True, text=True, check=True)
+    ours, plain = (float(x) for x in done.stdout.split())
+    return [("run_process of `true`, median per run", f"{ours:.2f} ms",
+             f"{plain:.2f} ms (subprocess.run into files)", f"+{ours - plain:.2f} ms")]
+
+
+BENCHMARKS = {"overhead": bench_overhead, "process": bench_process, "parallel": bench_parallel, "memory": bench_memory,
               "collection": bench_collection, "report": bench_report, "skills": bench_audit_skills,
               "coverage": bench_coverage_audit, "workspace": bench_workspace,
               "sandbox": bench_sandbox, "journeys": bench_plan_journeys,
