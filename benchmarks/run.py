@@ -725,11 +725,11 @@ def bench_process(work: Path, quick: bool) -> list[tuple[str, str, str, str]]:
              f"{plain:.2f} ms (subprocess.run into files)", f"+{ours - plain:.2f} ms")]
 
 
-BENCHMARKS = {"overhead": bench_overhead, "process": bench_process, "parallel": bench_parallel, "memory": bench_memory,
-              "collection": bench_collection, "report": bench_report, "skills": bench_audit_skills,
-              "coverage": bench_coverage_audit, "workspace": bench_workspace,
-              "sandbox": bench_sandbox, "journeys": bench_plan_journeys,
-              "ordering": bench_ordering, "stop": bench_stop,
+BENCHMARKS = {"overhead": bench_overhead, "process": bench_process, "parallel": bench_parallel,
+              "memory": bench_memory, "collection": bench_collection, "report": bench_report,
+              "skills": bench_audit_skills, "coverage": bench_coverage_audit,
+              "workspace": bench_workspace, "sandbox": bench_sandbox,
+              "journeys": bench_plan_journeys, "ordering": bench_ordering, "stop": bench_stop,
               "trialmemory": bench_trial_memory, "isolation": bench_isolation_size,
               "overlay": bench_overlay_mount, "pertrial": bench_per_trial,
               "startup": bench_startup, "collectmany": bench_collect_many,
