@@ -379,6 +379,20 @@ def running_threads(pid: int) -> list[Path]:
     return running
 
 
+# A process that escapes by moving: it leaves its session, then forks and exits in a loop, a new
+# pid every few milliseconds. Arguments: anything (a marker).
+HOPPER = """
+import os, sys, time
+if os.fork():
+    os._exit(0)
+os.setsid()
+while True:  # a new pid every few milliseconds, none of them for long
+    if os.fork():
+        os._exit(0)
+    time.sleep(0.002)
+"""
+
+
 # A process that outlives its leader thread: the leader ends with the exit system call (not
 # exit_group, which ends every thread), and /proc shows the process as a zombie while its
 # other thread runs on. Arguments: seconds for the thread to live, then anything (a marker).

@@ -17,6 +17,8 @@ import pytest
 from pytest_agentic_evals.execution.capture import Capture
 from pytest_agentic_evals.execution.process import PROCESS_TAG_VARIABLE, run_process
 
+from conftest import HOPPER
+
 ERASERS = {
     "ftruncate": "import os; os.write(1, b'SECRET\\n'); os.ftruncate(1, 0); os.write(1, b'ok\\n')",
     "reopen-truncating": "import os; os.write(1, b'SECRET\\n'); open('/proc/self/fd/1', 'w')",
@@ -59,18 +61,6 @@ def test_a_process_that_escaped_and_holds_the_output_is_found_and_killed(
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-
-
-HOPPER = """
-import os, sys, time
-if os.fork():
-    os._exit(0)
-os.setsid()
-while True:  # a new pid every few milliseconds, none of them for long
-    if os.fork():
-        os._exit(0)
-    time.sleep(0.002)
-"""
 
 
 def _hoppers_seen(marker: str, seconds: float) -> set[int]:

@@ -44,6 +44,7 @@ from pytest_agentic_evals.model import SANDBOX_MODES
 from pytest_agentic_evals.pytest_plugin import settings as settings_module
 
 from conftest import (
+    HOPPER,
     LEADER_EXITS_ALONE,
     MODES,
     Skill,
@@ -117,17 +118,6 @@ def output(result: ProcessResult) -> str:
 # ---------------------------------------------------------------------------------------------
 # Nothing outlives a trial
 # ---------------------------------------------------------------------------------------------
-
-HOPPER = """
-import os, sys, time
-if os.fork():
-    os._exit(0)
-os.setsid()
-while True:  # a new pid every few milliseconds, none of them for long
-    if os.fork():
-        os._exit(0)
-    time.sleep(0.002)
-"""
 
 ESCAPES = {
     "env-i-setsid": "env -i setsid -f sleep {m}; exit 0",
