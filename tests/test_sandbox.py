@@ -939,11 +939,11 @@ def test_the_plugin_settings_know_the_same_modes() -> None:
 
 # A skill that does no work: it finds the case it is run for in the fixture, and prints back
 # what that case expects. It looks where a trial could read the fixture: in its working
-# directory, at the fixture's own path, and under another name (a hard link).
+# directory, at the fixture's own path, and under other names (a hard link, a symbolic one).
 PARROT = """#!/bin/sh
 exec python3 - "$@" <<'PY'
 import json, os, sys
-for path in ("agentic_eval.json", os.environ["ORIGINAL"], "../oracle.json"):
+for path in ("agentic_eval.json", os.environ["ORIGINAL"], "../oracle.json", "../answers.json"):
     try:
         cases = json.load(open(path))["cases"]
     except (OSError, ValueError):
@@ -974,6 +974,7 @@ def test_a_skill_cannot_read_the_expectations_of_its_own_fixture(
         (skill.root / "stale.txt").write_text("stale\n")
     path = skill.write(data)
     os.link(path, skill.root / "oracle.json")
+    (skill.root / "answers.json").symlink_to("fixtures/agentic_eval.json")
     sandboxed = json.loads(run_cli("run", str(path), cwd=skill.root).stdout)
     assert sandboxed["readiness"] == "NOT_READY"
     first = sandboxed["cases"][0]["trials"][0]
