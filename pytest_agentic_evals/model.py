@@ -22,6 +22,12 @@ SKILL_MINIMUM_TRIALS = 2
 # A fixture that does not say how many trials gets three, as in the earlier tool: several
 # trials, so a fixture written for it without the key still meets the contract's minimum.
 DEFAULT_TRIALS = 3
+# The eval_kind values that ask to skip the anti-slush contract; only a run can grant it, with
+# these options of agentic-evals and of the plugin (pytest_plugin.settings defines them; a test
+# keeps the spellings equal).
+EXEMPT_KINDS = ("runner_selftest", "scaffold")
+ALLOW_EXEMPT_RUN = "--allow-exempt"
+ALLOW_EXEMPT_PYTEST = "--agentic-evals-allow-exempt"
 # The directory a fixture conventionally lives in; its parent is then the skill's directory.
 FIXTURES_DIRNAME = "fixtures"
 # How a trial is isolated: see execution/sandbox.py.
@@ -130,6 +136,10 @@ class Fixture:
     skill_dir: Path
     """The directory each private trial workspace copies: the fixture's directory, or the
     parent of the ``fixtures/`` folder it sits in (see ``skill_dir_for``)."""
+    exemptions_accepted: bool = False
+    """Whether whoever loads the fixture grants the exemption its ``eval_kind`` may declare:
+    the fixture lives in the skill it judges, so it cannot exempt itself (see
+    ``loading.contract``)."""
 
     @property
     def skill(self) -> str:
@@ -148,8 +158,14 @@ class Fixture:
         return str(self.data.get("eval_tier", "standard"))
 
     @property
+    def declares_exemption(self) -> bool:
+        return self.eval_kind in EXEMPT_KINDS
+
+    @property
     def exempt_from_contract(self) -> bool:
-        return self.eval_kind in ("runner_selftest", "scaffold") and self.eval_tier != "compliance"
+        """Declared, granted by the run, and not a compliance fixture (never exempt)."""
+        return (self.declares_exemption and self.exemptions_accepted
+                and self.eval_tier != "compliance")
 
     @property
     def minimum_trials(self) -> int:

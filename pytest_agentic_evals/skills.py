@@ -264,7 +264,8 @@ def _audit_fixtures(
     for path in fixture_paths(skill):
         shown = _relative(path, root)
         try:
-            fixture = load_fixture(path)
+            # The audit classifies what a fixture declares (a scaffold is scaffold_only).
+            fixture = load_fixture(path, accept_exemptions=True)
         except FixtureError as exc:
             kinds["rejected"] += 1
             fixtures.append({"path": shown, "status": "rejected",
@@ -550,7 +551,7 @@ def write_scaffold(skill_dir: Path, target: Path) -> dict[str, Any]:
     refuse must never be left behind as if it were usable. Raises OSError or FixtureError."""
     data = scaffold(skill_dir, target)
     write_json_atomically(target, data)
-    load_fixture(target)
+    load_fixture(target, accept_exemptions=True)
     return data
 
 
@@ -594,6 +595,6 @@ def apply_scaffolds(root: Path, write: bool, force: bool, limit: int | None) -> 
 
 def _is_scaffold(path: Path) -> bool:
     try:
-        return load_fixture(path).eval_kind == "scaffold"
+        return load_fixture(path, accept_exemptions=True).eval_kind == "scaffold"
     except FixtureError:
         return False

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_agentic_evals.model import BLOCKED, FAIL, NOT_TESTED, PASS, PROVEN, READY
+from pytest_agentic_evals.model import BLOCKED, EXEMPT_KINDS, FAIL, NOT_TESTED, PASS, PROVEN, READY
 from pytest_agentic_evals.redaction import escape_controls
 from pytest_agentic_evals.usage import FIGURE_TITLES, usage_cell
 
@@ -39,9 +39,10 @@ def claims_tally(report: dict[str, Any]) -> tuple[int, int]:
 
 
 def readiness_label(report: dict[str, Any]) -> str:
-    """The readiness as a person should read it: a scaffold's READY is not a skill's."""
-    if report.get("eval_kind") == "scaffold":
-        return f"{report['readiness']} (scaffold)"
+    """The readiness as a person should read it: a scaffold's READY (or a runner test's) is
+    not a skill's."""
+    if report.get("eval_kind") in EXEMPT_KINDS:
+        return f"{report['readiness']} ({report['eval_kind']})"
     return str(report["readiness"])
 
 

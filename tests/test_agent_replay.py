@@ -19,7 +19,7 @@ CLAUDE = "recordings/claude-release-notes.jsonl"
 def test_the_example_is_ready_offline(tmp_path: Path, extra: list[str]) -> None:
     example = tmp_path / "agent-replay"
     shutil.copytree(EXAMPLE, example)
-    result = run_cli("run", "agentic_eval.json", *extra, cwd=example)
+    result = run_cli("run", "agentic_eval.json", "--allow-exempt", *extra, cwd=example)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["readiness"] == "READY"
@@ -57,7 +57,7 @@ def test_the_examples_checks_fail_when_the_run_misbehaves(
     example = tmp_path / "agent-replay"
     shutil.copytree(EXAMPLE, example)
     rewrite(example, change, into)
-    result = run_cli("run", "agentic_eval.json", cwd=example)
+    result = run_cli("run", "agentic_eval.json", "--allow-exempt", cwd=example)
     assert result.returncode == 1
     case = next(c for c in json.loads(result.stdout)["cases"]
                 if c["name"] == "claude-writes-release-notes")

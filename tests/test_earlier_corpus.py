@@ -46,9 +46,16 @@ def claims_of(report: dict[str, Any]) -> dict[str, Any]:
 def test_every_corpus_fixture_validates() -> None:
     fixtures = [CORPUS / "greeter" / "fixtures" / "agentic_eval.json",
                 *sorted((CORPUS / "greeter" / "fixtures" / "selftest").glob("*.json"))]
-    result = run_cli("validate", *map(str, fixtures))
+    result = run_cli("validate", *map(str, fixtures), "--allow-exempt")
     assert result.returncode == 0, result.stderr
     assert result.stdout.count("VALID: ") == len(fixtures) == 4
+    # The earlier tool let a fixture exempt itself; here only the run grants it, and the
+    # refusal says how.
+    refused = run_cli("validate", *map(str, fixtures))
+    assert (refused.returncode, refused.stdout.count("VALID: ")) == (2, 3)
+    assert "exemption.json: /eval_kind: eval_kind 'runner_selftest' asks to be exempt" in \
+        refused.stderr
+    assert "--allow-exempt" in refused.stderr
 
 
 def test_the_earlier_fixture_runs_ready_and_migrated_gives_the_same_verdict(
@@ -91,7 +98,7 @@ def test_the_earlier_fixture_runs_ready_and_migrated_gives_the_same_verdict(
 
 def test_the_exemption_selftest_gives_the_earlier_verdict(corpus: Path) -> None:
     fixture = corpus / "greeter" / "fixtures" / "selftest" / "exemption.json"
-    status, report = run_report(fixture)
+    status, report = run_report(fixture, "--allow-exempt")
     # Earlier: both important claims PARTIALLY_PROVEN, one with live_e2e exempt; no critical
     # claim, so not every claim PROVEN means NOT_READY, exit 1.
     assert status == 1
@@ -333,5 +340,6 @@ def test_scaffold_commands_take_the_earlier_skill(corpus: Path) -> None:
     shutil.rmtree(corpus / "greeter" / "fixtures")
     scaffolded = run_cli("scaffold-fixture", str(corpus / "greeter"))
     assert scaffolded.returncode == 0, scaffolded.stderr
-    written = load_fixture(corpus / "greeter" / "fixtures" / "agentic_eval.json")
+    written = load_fixture(corpus / "greeter" / "fixtures" / "agentic_eval.json",
+                           accept_exemptions=True)
     assert (written.data["skill"], written.eval_kind) == ("greeter", "scaffold")

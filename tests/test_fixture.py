@@ -324,13 +324,21 @@ def test_runner_selftest_and_scaffold_are_exempt_but_never_for_compliance(
     assert any("proves nothing" in m for m in messages)
 
     for kind in ("runner_selftest", "scaffold"):
-        fixture = load_fixture(skill.write({**seed, "eval_kind": kind}))
-        assert isinstance(fixture, Fixture)
+        path = skill.write({**seed, "eval_kind": kind})
+        fixture = load_fixture(path, accept_exemptions=True)
+        assert isinstance(fixture, Fixture) and fixture.exempt_from_contract
         assert fixture.trials == 3
+        # Asked for by the fixture alone, the exemption is not granted: the contract judges it.
+        found = pointers_of(path)
+        assert found["/eval_kind"].startswith(f"eval_kind {kind!r} asks to be exempt")
+        assert "no real-world case" in found["/cases"]
 
     refused = {**seed, "eval_kind": "scaffold", "eval_tier": "compliance"}
-    found = pointers_of(skill.write(refused))
-    assert "compliance fixture can never be exempt" in found["/eval_kind"]
+    path = skill.write(refused)
+    with pytest.raises(FixtureError) as raised:
+        load_fixture(path, accept_exemptions=True)
+    assert "compliance fixture can never be exempt" in str(raised.value)
+    assert "compliance fixture can never be exempt" in pointers_of(path)["/eval_kind"]
 
 
 def test_the_seed_example_from_the_users_documents(tmp_path: Path) -> None:

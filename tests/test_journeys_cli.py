@@ -168,7 +168,7 @@ def test_the_worked_example_produces_the_committed_plan(tmp_path: Path) -> None:
     fixture = json.loads((copy_dir / "agentic_eval.json").read_text())
     fixture["cases"] += json.loads((copy_dir / "journey-scaffold.json").read_text())["cases"]
     (copy_dir / "agentic_eval.json").write_text(json.dumps(fixture))
-    result = run_cli("run", "agentic_eval.json", "--report-only", cwd=copy_dir)
+    result = run_cli("run", "agentic_eval.json", "--allow-exempt", "--report-only", cwd=copy_dir)
     report = json.loads(result.stdout)
     assert {c["name"]: c["outcome"] for c in report["cases"]} == {
         "driver-replays-a-route": "PASS", "driver-refuses-a-disabled-control": "PASS",

@@ -132,7 +132,8 @@ class Earlier:
                      "command": ["bash", "-c", 'test -z "${GREETER_TOKEN:-}"'],
                      "expected": {"exit_code": 0}},
                 ]}))
-            result = run_cli("run", str(path), "--timeout-seconds", "20", cwd=folder)
+            result = run_cli("run", str(path), "--allow-exempt", "--timeout-seconds", "20",
+                             cwd=folder)
             assert result.stdout, result.stderr
             loaded: dict[str, Any] = json.loads(result.stdout)
             loaded["exit status"] = result.returncode
@@ -226,7 +227,8 @@ def same_criticality(e: Earlier) -> None:
 
 
 def same_no_critical_claim(e: Earlier) -> None:
-    fixture = load_fixture(e.skill / "fixtures" / "selftest" / "exemption.json")
+    fixture = load_fixture(e.skill / "fixtures" / "selftest" / "exemption.json",
+                           accept_exemptions=True)
     report, readiness, _ = capability_readiness(fixture, all_pass(fixture), TODAY)
     assert {entry["verdict"] for entry in report.values()} == {"PARTIALLY_PROVEN"}
     assert readiness == "NOT_READY"
@@ -247,7 +249,8 @@ def same_admission(e: Earlier) -> None:
 
 
 def same_exemption_notes(e: Earlier) -> None:
-    fixture = load_fixture(e.skill / "fixtures" / "selftest" / "exemption.json")
+    fixture = load_fixture(e.skill / "fixtures" / "selftest" / "exemption.json",
+                           accept_exemptions=True)
     report, _, _ = capability_readiness(fixture, all_pass(fixture), TODAY)
     [exemption] = report["greets-by-name"]["exempt_evidence"]
     assert exemption["manual_proof"].startswith("checked by hand")
@@ -465,6 +468,17 @@ def diff_all_optional(e: Earlier) -> None:
     assert "no real-world case among the required cases" in message
 
 
+def diff_self_exemption(e: Earlier) -> None:
+    def scaffold_of_one_trial(data: dict[str, Any]) -> None:
+        data.update(eval_kind="scaffold", trials=1)
+    message = e.refusal(scaffold_of_one_trial)
+    assert "/eval_kind: eval_kind 'scaffold' asks to be exempt" in message
+    assert "--allow-exempt" in message and "/trials: trials is 1" in message
+    exempt = e.skill / "fixtures" / "selftest" / "exemption.json"
+    assert run_cli("validate", str(exempt)).returncode == 2
+    assert run_cli("validate", str(exempt), "--allow-exempt").returncode == 0
+
+
 def diff_negative_reach(e: Earlier) -> None:
     def fail_alone(data: dict[str, Any]) -> None:
         for case in data["cases"]:
@@ -488,11 +502,12 @@ def diff_ignored_skill(e: Earlier) -> None:
 
 
 def diff_expires(e: Earlier) -> None:
-    fixture = load_fixture(e.skill / "fixtures" / "selftest" / "exemption.json")
+    fixture = load_fixture(e.skill / "fixtures" / "selftest" / "exemption.json",
+                           accept_exemptions=True)
     data = dict(fixture.data)
     data["capability_claims"] = copy.deepcopy(data["capability_claims"])
     data["capability_claims"][0]["exemptions"][0]["expires"] = "2099-1-5"
-    changed = fixture_from_data(data, fixture.path)
+    changed = fixture_from_data(data, fixture.path, accept_exemptions=True)
     report, _, _ = capability_readiness(changed, all_pass(changed), TODAY)
     entry = report["greets-by-name"]
     assert entry["exempt_evidence"] == []
@@ -742,6 +757,8 @@ DIFFERENCES: dict[str, Callable[[Earlier], None]] = {
     "ran": diff_negative_reach,
     "a fixture whose every case said `\"required\": false` was run and scored on all its "
     "cases": diff_all_optional,
+    "a fixture of `eval_kind` `scaffold` or `runner_selftest` skipped the contract":
+        diff_self_exemption,
     "a required case that reached the skill and ignored what it did (`bash ../run.sh Ada > "
     "/dev/null; echo hello, Ada`) passed": diff_ignored_skill,
     "exemptions' `expires` was compared as a string": diff_expires,

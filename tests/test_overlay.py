@@ -35,7 +35,7 @@ pytestmark = pytest.mark.skipif(
 def run(pytester: pytest.Pytester, mode: list[str], *extra: str) -> tuple[int, dict[str, Any]]:
     report = pytester.path / "report.json"
     argv = ["--agentic-evals", "--agentic-evals-report", str(report), "-p", "no:cacheprovider",
-            "--agentic-evals-sandbox", "required", *extra, *mode]
+            "--agentic-evals-sandbox", "required", "--agentic-evals-allow-exempt", *extra, *mode]
     result = pytester.runpytest_subprocess(*argv, timeout=300)
     return result.ret, json.loads(report.read_text())
 

@@ -357,3 +357,49 @@ def test_a_single_colon_is_fine(pytester: pytest.Pytester, mode: list[str]) -> N
     result = run_pytest(pytester, mode)
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     assert outcomes(pytest_report(pytester))["refuses:empty"] == "PASS"
+
+
+# -- attack 8: a fixture that exempts itself from the contract ------------------------------
+
+
+def self_exempted(kind: str) -> dict[str, Any]:
+    """What the contract refuses three times over (one trial, no case that says no, nothing
+    that runs the skill), calling itself a scaffold or a test of this runner."""
+    return {"version": 2, "skill": "greeter", "eval_kind": kind, "trials": 1,
+            "cases": [{"name": "works", "type": "positive", "command": ["true"],
+                       "expected": {"exit_code": 0}}]}
+
+
+@pytest.mark.parametrize("kind", ["scaffold", "runner_selftest"])
+def test_a_fixture_cannot_exempt_itself_cli(skill: Skill, kind: str) -> None:
+    path = skill.write(self_exempted(kind))
+    # A grant written into the skill's tree is not the run's: run reads no configuration there.
+    (skill.root / "pytest.ini").write_text("[pytest]\nagentic_evals_allow_exempt = true\n")
+    refused_by_cli(path, skill.root, f"/eval_kind: eval_kind {kind!r} asks",
+                   "--allow-exempt", "/trials: trials is 1", "no real-world case")
+    for command in ("validate", "run"):  # granted by whoever runs it: the earlier meaning
+        result = run_cli(command, str(path), "--allow-exempt", cwd=skill.root)
+        assert result.returncode == 0, (command, result.stdout, result.stderr)
+    assert f"READY ({kind})" in result.stderr
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_fixture_cannot_exempt_itself_pytest(pytester: pytest.Pytester, mode: list[str]) -> None:
+    make_skill(pytester, self_exempted("scaffold"))
+    refused_by_pytest(pytester, mode, "/eval_kind: eval_kind 'scaffold' asks*"
+                                      "--agentic-evals-allow-exempt")
+    result = run_pytest(pytester, mode, "--agentic-evals-allow-exempt")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    assert pytest_report(pytester)["readiness"] == "READY"
+    # The repository's ini file is the user's, as its conftest files are: it may grant it too.
+    pytester.makeini("[pytest]\nagentic_evals_allow_exempt = true\n")
+    assert run_pytest(pytester, mode).ret == pytest.ExitCode.OK
+
+
+def test_a_declared_exemption_that_keeps_the_contract_needs_no_grant(skill: Skill) -> None:
+    """An honest fixture that also calls itself a test of this runner is judged as a skill's."""
+    path = skill.fixture(eval_kind="runner_selftest")
+    for command in ("validate", "run"):
+        result = run_cli(command, str(path), cwd=skill.root)
+        assert result.returncode == 0, (command, result.stdout, result.stderr)
+    assert "READY (runner_selftest)" in result.stderr

@@ -9,8 +9,10 @@ from typing import Any
 
 import pytest
 
+from pytest_agentic_evals.model import ALLOW_EXEMPT_PYTEST, ALLOW_EXEMPT_RUN
 from pytest_agentic_evals.pytest_plugin.settings import (
     DEFAULT,
+    OPTION,
     OPTIONS,
     add_run_options,
     plugin_arguments,
@@ -23,6 +25,7 @@ SET = {
     "report": ("out/report.json", "out/report.json"),
     "report_unannounced": (None, True),
     "report_only": (None, True),
+    "allow_exempt": (None, True),
     "trials": ("3", 3),
     "timeout": ("2.5", 2.5),
     "markdown": ("summary.md", "summary.md"),
@@ -39,7 +42,8 @@ SET = {
 }
 DEFAULTS = {
     "enabled": False, "files": ("agentic_eval*.json",), "report": None,
-    "report_unannounced": False, "report_only": False, "trials": None, "timeout": None,
+    "report_unannounced": False, "report_only": False, "allow_exempt": False, "trials": None,
+    "timeout": None,
     "markdown": None, "cases": (), "keep_workspaces": False, "sandbox": "auto", "hide": (),
     "stop_on_fail": False, "durations": None,
     "probe": False, "from_run": False, "run_options": (),
@@ -140,6 +144,7 @@ def test_settings_of_a_plugin_that_is_off_are_not_checked(pytester: pytest.Pytes
 
 RUN_SPELLINGS = {
     "report_only": ["--report-only"],
+    "allow_exempt": ["--allow-exempt"],
     "trials": ["--trials", "3"],
     "timeout": ["--timeout", "2.5"],
     "markdown": ["--md", "summary.md"],
@@ -157,6 +162,13 @@ def run_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def test_the_core_names_the_exemption_options_as_they_are_spelled() -> None:
+    """The contract's refusal names the options that grant an exemption, without loading the
+    pytest layer: its spellings are these."""
+    option = OPTION["allow_exempt"]
+    assert (option.run_flag, option.flag) == (ALLOW_EXEMPT_RUN, ALLOW_EXEMPT_PYTEST)
+
+
 def test_every_shared_option_is_spelled_here() -> None:
     assert {option.name for option in OPTIONS if option.run_flag} == set(RUN_SPELLINGS)
 
@@ -167,7 +179,8 @@ def test_a_run_option_reaches_the_plugin_as_the_same_setting(
 ) -> None:
     values = vars(run_parser().parse_args(RUN_SPELLINGS[name]))
     settings = resolve_settings(pytester.parseconfig(*plugin_arguments(values)))
-    expected = {"report_only": True, "trials": 3, "timeout": 2.5, "markdown": "summary.md",
+    expected = {"report_only": True, "allow_exempt": True, "trials": 3, "timeout": 2.5,
+                "markdown": "summary.md",
                 "cases": ("greets", "refuses-empty-name"), "keep_workspaces": True,
                 "sandbox": "required", "stop_on_fail": True,
                 "durations": "earlier-report.json"}[name]

@@ -219,13 +219,18 @@ def test_scaffold_fixture_picks_the_entrypoint(tmp_path: Path, key: str, case: s
     assert written["cases"][0]["name"] == case
     assert written["cases"][0]["command"] == command
     assert [c["type"] for c in written["cases"]] == ["positive", "negative"]
-    fixture = load_fixture(target)
+    assert f"agentic-evals run {target} --allow-exempt" in result.stderr
+    fixture = load_fixture(target, accept_exemptions=True)
     assert fixture.eval_kind == "scaffold"
-    assert run_cli("validate", str(target)).returncode == 0
-    # And it runs: every case of the scaffold passes on a healthy skill.
-    ran = run_cli("run", str(target), cwd=folder)
+    assert run_cli("validate", str(target), "--allow-exempt").returncode == 0
+    # And it runs where the run grants its exemption: every case passes on a healthy skill.
+    ran = run_cli("run", str(target), "--allow-exempt", cwd=folder)
     assert ran.returncode == 0, ran.stderr
     assert json.loads(ran.stdout)["readiness"] == "READY"
+    assert "READY (scaffold)" in ran.stderr
+    # A run that gates the skill grants nothing: a scaffold keeps it red.
+    gated = run_cli("run", str(target), cwd=folder)
+    assert gated.returncode == 2 and "/eval_kind: eval_kind 'scaffold' asks" in gated.stderr
 
 
 def test_scaffold_fixture_refuses_to_overwrite_without_force(tmp_path: Path) -> None:
@@ -381,7 +386,8 @@ def test_apply_then_pytest_runs_every_scaffolded_case(tmp_path: Path) -> None:
     env = child_env()
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--agentic-evals",
-         str(tmp_path), "--agentic-evals-report", str(report_path)],
+         "--agentic-evals-allow-exempt", str(tmp_path), "--agentic-evals-report",
+         str(report_path)],
         cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300,
         stdin=subprocess.DEVNULL,
     )
@@ -487,8 +493,9 @@ def test_the_receipt_stops_at_the_limit_in_path_order(tmp_path: Path) -> None:
     assert [entry["skill"] for entry in receipt["created"]] == ["docs/style-guide"]
     beyond = [entry for entry in receipt["skipped"] if entry["reason"] == "beyond --limit 1"]
     assert len(beyond) == 6
-    assert load_fixture(tmp_path / "docs/style-guide/fixtures/agentic_eval.json").eval_kind == (
-        "scaffold")
+    written = load_fixture(tmp_path / "docs/style-guide/fixtures/agentic_eval.json",
+                           accept_exemptions=True)
+    assert written.eval_kind == "scaffold"
 
 
 def test_a_scaffold_that_cannot_be_written_is_an_error_in_the_receipt(tmp_path: Path) -> None:

@@ -207,7 +207,7 @@ def test_a_scaffold_fixture_says_so_wherever_its_readiness_is_shown(
                            "expected": {"exit_code": 0}}]}
     make_skill(pytester, scaffold)
     args = ["--agentic-evals", "-p", "no:cacheprovider", "--agentic-evals-md", "summary.md",
-            "--agentic-evals-report", "report.json", *mode]
+            "--agentic-evals-report", "report.json", "--agentic-evals-allow-exempt", *mode]
     result = (pytester.runpytest_subprocess(*args) if mode else pytester.runpytest(*args))
     result.stdout.fnmatch_lines([
         "READY (scaffold) fixtures/agentic_eval.json (skill greeter): 1/1 cases passed*"])

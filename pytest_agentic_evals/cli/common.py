@@ -20,6 +20,7 @@ from pytest_agentic_evals.jsonio import (
     output_path_problem,
     write_json_atomically,
 )
+from pytest_agentic_evals.model import ALLOW_EXEMPT_RUN
 
 EXIT_OK, EXIT_GATE, EXIT_INPUT = 0, 1, 2
 EXIT_RUNNER = 3  # the runner itself failed: pytest killed or crashed under `run`
@@ -35,6 +36,14 @@ class CommandFailed(Exception):
     def __init__(self, message: str, status: int = EXIT_INPUT) -> None:
         super().__init__(message)
         self.status = status
+
+
+def add_allow_exempt_option(parser: argparse.ArgumentParser) -> None:
+    """``--allow-exempt`` of the commands that judge fixtures without a pytest session (``run``
+    has it from the plugin's option table, with the same meaning)."""
+    parser.add_argument(ALLOW_EXEMPT_RUN, action="store_true",
+                        help="grant the exemption from the anti-slush contract that a fixture "
+                             "of eval_kind scaffold or runner_selftest asks for")
 
 
 def positive_int(text: str) -> int:

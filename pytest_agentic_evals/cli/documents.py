@@ -7,7 +7,13 @@ import importlib
 import sys
 from typing import Any
 
-from pytest_agentic_evals.cli.common import EXIT_INPUT, EXIT_OK, add_format_option, print_document
+from pytest_agentic_evals.cli.common import (
+    EXIT_INPUT,
+    EXIT_OK,
+    add_allow_exempt_option,
+    add_format_option,
+    print_document,
+)
 from pytest_agentic_evals.jsonio import decode_json, display_path, read_input
 from pytest_agentic_evals.loading.programs import missing_programs
 from pytest_agentic_evals.problems import InputError
@@ -23,6 +29,7 @@ def add_parser(commands: Any, name: str, help: str) -> None:
     parser = commands.add_parser(name, help=help)
     if name == "validate":
         parser.add_argument("fixtures", nargs="+", metavar="FIXTURE")
+        add_allow_exempt_option(parser)
         parser.set_defaults(handler=validate)
     elif name == "report":
         parser.add_argument("report", metavar="REPORT.json")
@@ -39,7 +46,7 @@ def validate(args: argparse.Namespace) -> int:
     # Installed plugins (and pytest with them) are loaded for their kinds: schema and report
     # have no use for them.
     plugins = importlib.import_module("pytest_agentic_evals.cli.plugins")
-    fixtures, errors = plugins.load_fixtures(args.fixtures)
+    fixtures, errors = plugins.load_fixtures(args.fixtures, args.allow_exempt)
     for fixture in fixtures:
         print(f"VALID: {display_path(fixture.path)} ({len(fixture.cases)} cases, "
               f"trials={fixture.trials})")

@@ -31,13 +31,15 @@ def plugin_schemas() -> dict[str, Any]:
     return extra_schemas(plugin_kinds())
 
 
-def load_fixtures(paths: Sequence[str]) -> tuple[list[Fixture], list[str]]:
+def load_fixtures(
+    paths: Sequence[str], accept_exemptions: bool
+) -> tuple[list[Fixture], list[str]]:
     """The fixtures that load, and one description per fixture that does not."""
     schemas = plugin_schemas()
     fixtures, errors = [], []
     for path in paths:
         try:
-            fixtures.append(load_fixture(path, schemas))
+            fixtures.append(load_fixture(path, schemas, accept_exemptions=accept_exemptions))
         except FixtureError as exc:
             errors.append(exc.describe())
     return fixtures, errors

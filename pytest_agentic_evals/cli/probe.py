@@ -18,6 +18,7 @@ from pytest_agentic_evals.cli.common import (
     EXIT_INPUT,
     EXIT_OK,
     CommandFailed,
+    add_allow_exempt_option,
     add_format_option,
     add_output_option,
     pin_output,
@@ -49,6 +50,7 @@ def add_parser(commands: Any, name: str, help: str) -> None:
                         help="run the stand-ins' trials sandboxed: auto (default), required, off")
     parser.add_argument("--no-store", dest="store", action="store_false",
                         help=f"do not write {store.FILENAME} beside the fixtures")
+    add_allow_exempt_option(parser)
     add_output_option(parser)
     add_format_option(parser, {"table": "a table and every survivor", "json": "the JSON report",
                                "md": "Markdown"}, default="table")
@@ -56,7 +58,7 @@ def add_parser(commands: Any, name: str, help: str) -> None:
 
 
 def probe(args: argparse.Namespace) -> int:
-    fixtures, errors = load_fixtures(args.fixtures)
+    fixtures, errors = load_fixtures(args.fixtures, args.allow_exempt)
     known = {case.name for fixture in fixtures for case in fixture.cases}
     unknown = [name for name in args.cases if name not in known]
     if unknown:

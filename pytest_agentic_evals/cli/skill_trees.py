@@ -21,6 +21,11 @@ from pytest_agentic_evals.cli.common import (
 from pytest_agentic_evals.jsonio import json_text
 from pytest_agentic_evals.loading.fixture import FixtureError
 
+# A scaffold asks for an exemption from the contract that only the run grants; say so where it
+# is written, with the command that runs it.
+SCAFFOLD_RUN_HINT = ("a scaffold shows the wiring, not that the skill works; it runs only where "
+                     "the run grants its exemption")
+
 
 def add_parser(commands: Any, name: str, help: str) -> None:
     parser = commands.add_parser(name, help=help)
@@ -114,6 +119,7 @@ def scaffold_fixture(args: argparse.Namespace) -> int:
     print_document(json_text(data))
     print(f"wrote {target} (eval_kind scaffold, cases: "
           f"{', '.join(case['name'] for case in data['cases'])})", file=sys.stderr)
+    print(f"{SCAFFOLD_RUN_HINT}: agentic-evals run {target} --allow-exempt", file=sys.stderr)
     return EXIT_OK
 
 
@@ -131,5 +137,8 @@ def apply_scaffolds(args: argparse.Namespace) -> int:
           file=sys.stderr)
     for error in receipt["errors"]:
         print(f"{error['fixture']}: {error['error']}", file=sys.stderr)
+    if summary["created"]:
+        print(f"{SCAFFOLD_RUN_HINT}: agentic-evals run <fixture> --allow-exempt",
+              file=sys.stderr)
     write_output(receipt, args.output, name="receipt")
     return EXIT_INPUT if receipt["errors"] else EXIT_OK

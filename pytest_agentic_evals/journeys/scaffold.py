@@ -134,7 +134,8 @@ def _loadable(
     while candidates:
         data = {**fixture.data, "cases": base + [case for _, case in candidates]}
         try:
-            fixture_from_data(data, fixture.path, extra_expectations=extra)
+            fixture_from_data(data, fixture.path, extra_expectations=extra,
+                              accept_exemptions=fixture.exemptions_accepted)
             break
         except FixtureError as exc:
             blamed: dict[int, list[str]] = {}

@@ -10,6 +10,7 @@ with the file and the JSON pointer of the offending value.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -29,14 +30,21 @@ __all__ = ["FixtureError", "fixture_from_data", "load_fixture"]
 def load_fixture(
     path: str | os.PathLike[str],
     extra_expectations: Mapping[str, Mapping[str, Any]] | None = None,
+    *,
+    accept_exemptions: bool = False,
 ) -> Fixture:
-    """Read, validate and judge a fixture file; raise FixtureError with every problem."""
+    """Read, validate and judge a fixture file; raise FixtureError with every problem.
+
+    ``accept_exemptions``: whether the caller grants the exemption from the contract that a
+    ``scaffold`` or ``runner_selftest`` fixture asks for (a run only when its user says so; a
+    command that classifies fixtures without judging a skill always)."""
     fixture_path = Path(os.path.abspath(path))
     try:
         data, raw = read_json(fixture_path, "fixture")
     except InputError as exc:
         raise FixtureError(exc.problems) from None
-    return fixture_from_data(data, fixture_path, raw, extra_expectations)
+    return fixture_from_data(data, fixture_path, raw, extra_expectations,
+                             accept_exemptions=accept_exemptions)
 
 
 def fixture_from_data(
@@ -44,10 +52,13 @@ def fixture_from_data(
     fixture_path: Path,
     raw: bytes | None = None,
     extra_expectations: Mapping[str, Mapping[str, Any]] | None = None,
+    *,
+    accept_exemptions: bool = False,
 ) -> Fixture:
     """Validate already-decoded fixture data; raise FixtureError with every problem."""
     shown = display_path(fixture_path)
     fixture, problems = build_fixture(data, fixture_path, raw, extra_expectations)
+    fixture = dataclasses.replace(fixture, exemptions_accepted=accept_exemptions)
     problems += claim_problems(fixture, shown)
     problems += seam_problems(fixture, shown)
     if problems:

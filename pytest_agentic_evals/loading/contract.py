@@ -7,7 +7,13 @@ proves nothing. Commands are judged structurally (see ``commands``), never by su
 
 from __future__ import annotations
 
-from pytest_agentic_evals.model import SKILL_MINIMUM_TRIALS, Case, Fixture
+from pytest_agentic_evals.model import (
+    ALLOW_EXEMPT_PYTEST,
+    ALLOW_EXEMPT_RUN,
+    SKILL_MINIMUM_TRIALS,
+    Case,
+    Fixture,
+)
 from pytest_agentic_evals.problems import Problem
 from pytest_agentic_evals.shell import (
     CommandParseError,
@@ -38,6 +44,15 @@ def contract_violations(fixture: Fixture, shown: str) -> list[Problem]:
     problems += _skill_violations(fixture, shown)
     if compliance:
         problems += _compliance_violations(fixture, shown)
+    elif problems and fixture.declares_exemption:
+        # The fixture sits in the skill it judges: what it says of itself is no grant, or a
+        # skill (or the agent writing it) would pass by calling itself a scaffold.
+        problems.insert(0, Problem(
+            shown, "/eval_kind",
+            f"eval_kind {fixture.eval_kind!r} asks to be exempt from the contract, and only "
+            f"the run can grant that (the fixture lives in the skill it judges): run it with "
+            f"{ALLOW_EXEMPT_RUN} (agentic-evals) or {ALLOW_EXEMPT_PYTEST} (pytest) when it is "
+            "a scaffold or a test of this runner, or give it cases that keep the contract"))
     return problems
 
 

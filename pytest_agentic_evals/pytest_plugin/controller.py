@@ -266,7 +266,8 @@ class Controller:
             # A worker on another host names a path of its own file system; node ids are
             # relative to the rootdir on every host, so read the controller's copy.
             local = self.config.rootpath / nodeid
-            return load_fixture(local if local.is_file() else entry["path"], schemas)
+            return load_fixture(local if local.is_file() else entry["path"], schemas,
+                                accept_exemptions=self.settings.allow_exempt)
         except FixtureError as exc:
             self.gate_failures.append(exc.describe())
         except PluginError as exc:

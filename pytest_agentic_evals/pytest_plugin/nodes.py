@@ -70,6 +70,7 @@ class Collecting(Protocol):
     run_settings: RunSettings
     stops: CaseStops | None  # None: every trial runs, whatever the case's earlier trials did
     result_key: bytes  # seals each trial's result as it ends (see worker.RESULT_SEAL_ATTRIBUTE)
+    accept_exemptions: bool  # the session grants scaffold and runner_selftest their exemption
 
     def kinds(self, hook: Any) -> dict[str, ExpectationKind]: ...
 
@@ -100,7 +101,8 @@ class FixtureFile(pytest.File):
         kinds = self.collecting.kinds(self.ihook)
         schemas = extra_schemas(kinds)
         try:
-            fixture = load_fixture(self.path, schemas)
+            fixture = load_fixture(self.path, schemas,
+                                   accept_exemptions=self.collecting.accept_exemptions)
         except FixtureError as exc:
             yield rejected(self, exc.describe())
             return

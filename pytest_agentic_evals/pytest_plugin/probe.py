@@ -107,7 +107,8 @@ class ProbeFile(pytest.File):
     def collect(self) -> Iterator[ProbeItem]:
         kinds = self.probing.kinds(self.ihook)
         try:
-            fixture = load_fixture(self.path, extra_schemas(kinds))
+            fixture = load_fixture(self.path, extra_schemas(kinds),
+                                   accept_exemptions=self.probing.settings.allow_exempt)
         except FixtureError as exc:
             raise self.CollectError(exc.describe()) from None
         wanted = self.probing.settings.cases

@@ -121,6 +121,12 @@ OPTIONS = (
            ini="agentic_evals_report_only", ini_type="bool",
            ini_help="report without gating the exit status", action="store_true",
            default=False),
+    Option("allow_exempt", "grant the exemption from the anti-slush contract that a fixture "
+                           "of eval_kind scaffold or runner_selftest asks for",
+           flag="--agentic-evals-allow-exempt", run_flag="--allow-exempt",
+           ini="agentic_evals_allow_exempt", ini_type="bool",
+           ini_help="grant scaffold and runner_selftest fixtures their exemption",
+           action="store_true", default=False),
     Option("trials", "trials per case (never below a fixture's minimum)",
            flag="--agentic-evals-trials", run_flag="--trials", ini="agentic_evals_trials",
            ini_help="trials per case", metavar="N", convert=trial_count),
@@ -180,6 +186,7 @@ class Settings:
     report: str | None
     report_unannounced: bool
     report_only: bool
+    allow_exempt: bool  # a fixture cannot exempt itself from the contract: only the run can
     trials: int | None  # None: each fixture's own trials
     timeout: float | None  # None: the runner's default
     markdown: str | None

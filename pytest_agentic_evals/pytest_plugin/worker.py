@@ -111,6 +111,7 @@ class Worker:
         termination.on_signal = self.signalled
         self.session: pytest.Session | None = None
         self.settings = settings
+        self.accept_exemptions = settings.allow_exempt
         self.publish = publish
         self.run = run
         self.trial_dirs = TrialDirs(run.path)
