@@ -941,6 +941,8 @@ def test_test_runners_over_the_skill(skill: Path, command: list[str]) -> None:
         ("python3", "is an interpreter"),
         ("echo", "shell builtin or a prefix"),
         ("env", "shell builtin or a prefix"),
+        ("awk", "runs the code or the commands it is given"),
+        ("git", "runs the code or the commands it is given"),
         ("bin/tool", "is a path, not a program name"),
         ("no-such-program-xyz", "is not a program found on PATH"),
     ],

@@ -403,3 +403,33 @@ def test_a_declared_exemption_that_keeps_the_contract_needs_no_grant(skill: Skil
         result = run_cli(command, str(path), cwd=skill.root)
         assert result.returncode == 0, (command, result.stdout, result.stderr)
     assert "READY (runner_selftest)" in result.stderr
+
+
+# -- attack 9: a program that runs what it is given, declared the skill's own ----------------
+
+# Each declared program computes what its cases expect from the command line alone: the
+# fixture's commands do the work, and no file of the skill is ever run.
+WRITTEN_IN_ARGV = {
+    "awk": (["awk", 'BEGIN { print "hello, Ada" }'],
+            ["awk", 'BEGIN { print "name required" > "/dev/stderr"; exit 2 }'], 2),
+    "sed": (["sed", "-n", "$s/.*/hello, Ada/p", "../SKILL.md"], ["sed", "-n", "q2", "../SKILL.md"],
+            2),
+    "xargs": (["xargs", "echo", "hello, Ada"], ["xargs", "false"], 123),
+    "find": (["find", "../SKILL.md", "-exec", "echo", "hello, Ada", ";"],
+             ["find", "../no-such-file"], 1),
+}
+
+
+@pytest.mark.parametrize("program", sorted(WRITTEN_IN_ARGV))
+def test_a_program_that_runs_what_it_is_given_is_no_entrypoint(
+    skill: Skill, program: str
+) -> None:
+    greets, refuses, status = WRITTEN_IN_ARGV[program]
+    data = {"version": 2, "skill": "greeter", "trials": 2, "entrypoints": [program], "cases": [
+        {"name": "greets", "type": "positive", "real_world": True, "command": greets,
+         "expected": {"exit_code": 0, "stdout_contains": ["hello, Ada"]}},
+        {"name": "refuses", "type": "negative", "command": refuses,
+         "expected": {"exit_code": status}}]}
+    refused_by_cli(skill.write(data), skill.root,
+                   f"/entrypoints/0: entrypoint {program!r} runs the code or the commands "
+                   "it is given")

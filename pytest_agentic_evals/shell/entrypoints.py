@@ -22,6 +22,7 @@ from typing import NamedTuple
 
 from pytest_agentic_evals.shell.command import ORIGIN_ARGV, SimpleCommand, basename, render
 from pytest_agentic_evals.shell.programs import (
+    CODE_RUNNERS,
     CONSTANT,
     FETCHERS,
     INTERPRETERS,
@@ -462,7 +463,8 @@ class _Judge:
 
 def declared_entrypoint_problem(name: str) -> str | None:
     """Why ``name`` cannot be declared as one of the skill's installed entrypoints; None when
-    it can: a program found on PATH that does not merely run other code."""
+    it can: a program found on PATH that does not merely run other code (an interpreter, a
+    prefix, one of CODE_RUNNERS)."""
     base = basename(name)
     if "/" in name:
         return (f"{name!r} is a path, not a program name: a file inside the skill's directory "
@@ -472,6 +474,10 @@ def declared_entrypoint_problem(name: str) -> str | None:
     if interpreter_family(base) is not None:
         return (f"{name!r} is an interpreter, which runs whatever it is given: name the "
                 "skill's script in the command instead")
+    if base in CODE_RUNNERS:
+        return (f"{name!r} runs the code or the commands it is given, so a case could compute "
+                "what it expects without the skill: name the skill's own program, or its "
+                "script in the command")
     if _which(name) is None:
         return f"{name!r} is not a program found on PATH: install the skill's entrypoint first"
     return None

@@ -47,6 +47,24 @@ PREFIXES = frozenset(
     }
 )
 
+# Programs that run the code or the commands written on their command line, beside the
+# interpreters that ``interpreter_family`` knows: languages of their own (awk, sed, jq, bc), and
+# programs that start whatever command they are given (xargs, find -exec, make, git's aliases,
+# a container, a debugger, a sandbox). Declared as a skill's entrypoint, any of them would let
+# a case compute what it expects without running a file of the skill.
+CODE_RUNNERS = frozenset(
+    {
+        "awk", "gawk", "mawk", "nawk", "busybox", "sed", "gsed", "jq", "gojq", "yq", "bc", "dc",
+        "m4", "expect", "wish", "ed", "ex", "vi", "vim", "nvim", "emacs", "sqlite3",
+        "xargs", "find", "parallel", "watch", "flock", "make", "gmake", "git", "script",
+        "unbuffer", "chroot", "unshare", "nsenter", "setpriv", "runuser", "su", "ssh",
+        "taskset", "ionice", "chrt", "prlimit", "firejail", "bwrap", "systemd-run", "xvfb-run",
+        "dbus-run-session", "fakeroot", "strace", "ltrace", "valgrind", "gdb", "docker",
+        "podman", "npx", "uvx", "pipx", "bunx", "deno", "bun", "pwsh", "julia", "java",
+        "jshell", "osascript",
+    }
+)
+
 
 _INTERPRETER = re.compile(
     r"(python|pypy|node|nodejs|ruby|perl|php|lua|luajit|tclsh|Rscript|fish"
