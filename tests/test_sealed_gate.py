@@ -377,10 +377,14 @@ def test_a_fixture_cannot_exempt_itself_cli(skill: Skill, kind: str) -> None:
     (skill.root / "pytest.ini").write_text("[pytest]\nagentic_evals_allow_exempt = true\n")
     refused_by_cli(path, skill.root, f"/eval_kind: eval_kind {kind!r} asks",
                    "--allow-exempt", "/trials: trials is 1", "no real-world case")
+    probed = run_cli("probe", str(path), "--no-store", cwd=skill.root)
+    assert probed.returncode == 2 and "--allow-exempt" in probed.stderr, probed.stderr
     for command in ("validate", "run"):  # granted by whoever runs it: the earlier meaning
         result = run_cli(command, str(path), "--allow-exempt", cwd=skill.root)
         assert result.returncode == 0, (command, result.stdout, result.stderr)
     assert f"READY ({kind})" in result.stderr
+    probed = run_cli("probe", str(path), "--no-store", "--allow-exempt", cwd=skill.root)
+    assert probed.returncode != 2, probed.stderr
 
 
 @pytest.mark.parametrize("mode", MODES)
