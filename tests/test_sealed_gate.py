@@ -382,6 +382,10 @@ def test_a_fixture_cannot_exempt_itself_cli(skill: Skill, kind: str) -> None:
     for command in ("validate", "run"):  # granted by whoever runs it: the earlier meaning
         result = run_cli(command, str(path), "--allow-exempt", cwd=skill.root)
         assert result.returncode == 0, (command, result.stdout, result.stderr)
+        if command == "validate":
+            assert result.stdout.endswith(
+                f"(1 cases, trials=1, eval_kind {kind}: exempt from the contract by "
+                "--allow-exempt)\n")
     assert f"READY ({kind})" in result.stderr
     probed = run_cli("probe", str(path), "--no-store", "--allow-exempt", cwd=skill.root)
     assert probed.returncode != 2, probed.stderr
@@ -406,6 +410,8 @@ def test_a_declared_exemption_that_keeps_the_contract_needs_no_grant(skill: Skil
     for command in ("validate", "run"):
         result = run_cli(command, str(path), cwd=skill.root)
         assert result.returncode == 0, (command, result.stdout, result.stderr)
+        if command == "validate":  # judged by the contract, and kept it
+            assert result.stdout.endswith("(2 cases, trials=2)\n"), result.stdout
     assert "READY (runner_selftest)" in result.stderr
 
 

@@ -16,6 +16,7 @@ from pytest_agentic_evals.cli.common import (
 )
 from pytest_agentic_evals.jsonio import decode_json, display_path, read_input
 from pytest_agentic_evals.loading.programs import missing_programs
+from pytest_agentic_evals.model import ALLOW_EXEMPT_RUN
 from pytest_agentic_evals.problems import InputError
 from pytest_agentic_evals.report import report_problems
 from pytest_agentic_evals.schemas import schema_text
@@ -48,8 +49,10 @@ def validate(args: argparse.Namespace) -> int:
     plugins = importlib.import_module("pytest_agentic_evals.cli.plugins")
     fixtures, errors = plugins.load_fixtures(args.fixtures, args.allow_exempt)
     for fixture in fixtures:
+        exempt = (f", eval_kind {fixture.eval_kind}: exempt from the contract by "
+                  f"{ALLOW_EXEMPT_RUN}" if fixture.exempt_from_contract else "")
         print(f"VALID: {display_path(fixture.path)} ({len(fixture.cases)} cases, "
-              f"trials={fixture.trials})")
+              f"trials={fixture.trials}{exempt})")
         for warning in missing_programs(fixture):
             print(f"warning: {warning}", file=sys.stderr)
     for error in errors:
