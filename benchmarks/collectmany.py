@@ -11,7 +11,7 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-from common import BASE_ENV, PYTEST, skill_dir, timed, write_fixture
+from common import AGENTIC_EVALS, BASE_ENV, PYTEST, skill_dir, timed, write_fixture
 
 MINIMAL_COLLECTOR = '''
 import json
@@ -57,7 +57,7 @@ def bench_collect_many(work: Path, quick: bool) -> list[tuple[str, str, str, str
     write_skills(root / "skills", count)
     (root / "minimal").mkdir(exist_ok=True)
     (root / "minimal" / "conftest.py").write_text(MINIMAL_COLLECTOR)
-    ours_command = [*PYTEST, "-p", "no:xdist", "--agentic-evals", "--collect-only",
+    ours_command = [*PYTEST, "-p", "no:xdist", *AGENTIC_EVALS, "--collect-only",
                     str(root / "skills")]
     # The minimal collector runs from its own folder (its conftest) over the same files, with
     # this plugin not even imported.

@@ -48,7 +48,7 @@ from pytest_agentic_evals.expectations.builtin import builtin_kinds
 from pytest_agentic_evals.loading import load_fixture
 
 sandbox, count, run_root = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-fixtures = [load_fixture(Path(path)) for path in sys.argv[4:]]
+fixtures = [load_fixture(Path(path), accept_exemptions=True) for path in sys.argv[4:]]
 cases = {case.name: (fixture, case) for fixture in fixtures for case in fixture.cases}
 run_dir = Path(run_root) / f"run-{uuid.uuid4().hex[:8]}"
 run_dir.mkdir(parents=True)

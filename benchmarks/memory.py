@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from common import BASE_ENV, PYTEST, skill_dir, timed, write_fixture
+from common import AGENTIC_EVALS, BASE_ENV, PYTEST, skill_dir, timed, write_fixture
 
 Row = tuple[str, str, str, str]
 # Writes the peak resident memory (VmHWM, KiB) of the process that judges: a serial run, or
@@ -40,7 +40,7 @@ def controller_peak(root: Path, trials: int, mode: list[str], plain: bool = Fals
                   "expected": {"exit_code": 0}} for i in range(trials // TRIALS_PER_CASE)]
         fixture = write_fixture(root / f"n{trials}" / "agentic_eval.json", cases,
                                 trials=TRIALS_PER_CASE, kind="runner_selftest")
-        target = ["--agentic-evals", "--agentic-evals-sandbox", "off", "--agentic-evals-report",
+        target = [*AGENTIC_EVALS, "--agentic-evals-sandbox", "off", "--agentic-evals-report",
                   str(root / "report.json"), str(fixture)]
     timed([*PYTEST, "-p", "no:randomly", "--rootdir", str(root), "-c", os.devnull,
            *mode, *target], root, env)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-from common import PYTEST, UNSANDBOXED, timed, write_fixture
+from common import AGENTIC_EVALS, PYTEST, UNSANDBOXED, timed, write_fixture
 
 SKILL = """#!/bin/sh
 echo "done: $1"
@@ -64,7 +64,7 @@ def bench_per_trial(work: Path, quick: bool) -> list[tuple[str, str, str, str]]:
     (root / "run.sh").chmod(0o755)
     short, long = (40, 100) if quick else (100, 400)
     sides = {trials: _sides(root, trials) for trials in (short, long)}
-    sandboxed = ["--agentic-evals", "-p", "no:xdist"]
+    sandboxed = [*AGENTIC_EVALS, "-p", "no:xdist"]
     commands = {
         "ours": lambda trials: [*PYTEST, *UNSANDBOXED, "-p", "no:xdist", str(sides[trials][0])],
         "ours, sandbox auto": lambda trials: [*PYTEST, *sandboxed, str(sides[trials][0])],

@@ -29,7 +29,7 @@ import tempfile
 from pathlib import Path
 
 from collectmany import write_skills
-from common import BASE_ENV, PYTEST, skill_dir, write_fixture
+from common import AGENTIC_EVALS, BASE_ENV, PYTEST, skill_dir, write_fixture
 from pertrial import SKILL, _sides
 from startup import small_skill
 
@@ -107,7 +107,7 @@ def profile_per_trial(work: Path, quick: bool) -> list[str]:
     (root / "run.sh").chmod(0o755)
     fixture, _ = _sides(root, trials)
     stats = _profiled(["-m", "pytest", *PYTEST[3:], "-p", "no:xdist",
-                       "--agentic-evals", "--agentic-evals-sandbox", "off", str(fixture)],
+                       *AGENTIC_EVALS, "--agentic-evals-sandbox", "off", str(fixture)],
                       root, work / "pertrial.prof")
     return [f"per trial: {trials} trials, serial, sandbox off (the whole session / {trials})",
             *_table(stats, trials, "per trial", only_package=True, rows=24),
@@ -155,7 +155,7 @@ def profile_collection(work: Path, quick: bool) -> list[str]:
     root = work / "collectmany"
     write_skills(root / "skills", count)
     stats = _profiled(["-m", "pytest", *PYTEST[3:], "-p", "no:xdist",
-                       "--agentic-evals", "--collect-only", str(root / "skills")], root,
+                       *AGENTIC_EVALS, "--collect-only", str(root / "skills")], root,
                       work / "collection.prof")
     return [f"collection: --collect-only of {count:,} fixture files (per fixture file)",
             *_table(stats, count, "per fixture", rows=22, only_package=True),
@@ -168,7 +168,7 @@ def _allocated(root: Path, trials: int, output: Path) -> dict[str, tuple[int, in
     fixture = write_fixture(root / f"n{trials}" / "agentic_eval.json", cases, trials=10,
                             kind="runner_selftest")
     subprocess.run([*PYTEST, "-p", "no:xdist", "--rootdir", str(root), "-c", os.devnull,
-                    "--agentic-evals", "--agentic-evals-sandbox", "off",
+                    *AGENTIC_EVALS, "--agentic-evals-sandbox", "off",
                     "--agentic-evals-report", str(root / "report.json"), str(fixture)],
                    cwd=root, env={**BASE_ENV, "MEMORY_PROFILE": str(output)},
                    stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL, check=True)

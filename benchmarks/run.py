@@ -26,6 +26,7 @@ from pathlib import Path
 
 from collectmany import bench_collect_many
 from common import (
+    AGENTIC_EVALS,
     BASE_ENV,
     PEAK_RSS_PLUGIN,
     PYTEST,
@@ -56,7 +57,7 @@ def bench_collection(work: Path, quick: bool) -> list[tuple[str, str, str, str]]
                      "def test_plain(n):\n    pass\n")
     repeat = 1 if quick else 3
     ours = median_of(repeat, lambda: timed(
-        [*PYTEST, "--agentic-evals", "--collect-only", str(fixture)], root))
+        [*PYTEST, *AGENTIC_EVALS, "--collect-only", str(fixture)], root))
     baseline = median_of(repeat, lambda: timed([*PYTEST, "--collect-only", str(plain)], root))
     return [(f"collect {cases_count:,} cases x 3 trials ({cases_count * 3:,} items)",
              f"{ours:.2f} s", f"{baseline:.2f} s (plain pytest, {cases_count * 3:,} parametrized)",
@@ -80,7 +81,7 @@ def bench_memory(work: Path, quick: bool) -> list[tuple[str, str, str, str]]:
         ], trials=1, kind="runner_selftest")
         peak_file = root / f"peak-{label}.txt"
         env = {**BASE_ENV, "PEAK_RSS_FILE": str(peak_file)}
-        seconds = timed([*PYTEST, "--agentic-evals", "--rootdir", str(root), "-c",
+        seconds = timed([*PYTEST, *AGENTIC_EVALS, "--rootdir", str(root), "-c",
                          os.devnull, str(fixture)], root, env)
         figures.append((int(peak_file.read_text()) / 1024, seconds))
     (loud_mib, loud_s), (quiet_mib, _) = figures
@@ -140,10 +141,10 @@ def bench_parallel(work: Path, quick: bool) -> list[tuple[str, str, str, str]]:
               "expected": {"exit_code": 0}} for i in range(16)]
     fixture = write_fixture(root / "fixtures" / "agentic_eval.json", cases, trials=5,
                             kind="runner_selftest")
-    serial = timed([*PYTEST, "-p", "no:xdist", "--agentic-evals", str(fixture)], root)
+    serial = timed([*PYTEST, "-p", "no:xdist", *AGENTIC_EVALS, str(fixture)], root)
     rows = []
     for workers in (2, 8) if quick else (2, 4, 8):
-        wall = timed([*PYTEST, "--agentic-evals", "-n", str(workers), str(fixture)], root)
+        wall = timed([*PYTEST, *AGENTIC_EVALS, "-n", str(workers), str(fixture)], root)
         target = {2: 1.8, 8: 6.0}.get(workers)
         rows.append((f"80 trials of `sleep {seconds}` with -n {workers} (wall)", f"{wall:.2f} s",
                      f"{serial:.2f} s (serial)",
@@ -154,7 +155,7 @@ def bench_parallel(work: Path, quick: bool) -> list[tuple[str, str, str, str]]:
     instant = write_fixture(root / "instant" / "agentic_eval.json",
                             [{**case, "command": ["true"]} for case in cases], trials=5,
                             kind="runner_selftest")
-    startup = timed([*PYTEST, "--agentic-evals", "-n", "8", str(instant)], root)
+    startup = timed([*PYTEST, *AGENTIC_EVALS, "-n", "8", str(instant)], root)
     rows.append(("the same 80 trials with -n 8, running `true` instead of sleeping",
                  f"{startup:.2f} s", f"{os.cpu_count()} cores",
                  "worker start-up and per-trial work, without the sleeps"))
@@ -169,7 +170,7 @@ from pytest_agentic_evals.loading import load_fixture
 from pytest_agentic_evals.report import build_fixture_report, session_report
 from pytest_agentic_evals.summary import markdown
 
-fixture = load_fixture(sys.argv[1])
+fixture = load_fixture(sys.argv[1], accept_exemptions=True)
 template = json.loads(Path(sys.argv[2]).read_text())
 trials = fixture.trials
 results = {}
@@ -208,7 +209,7 @@ def bench_report(work: Path, quick: bool) -> list[tuple[str, str, str, str]]:
          "expected": {"exit_code": 0, "stdout_contains": ["ok"]}}], trials=1,
         kind="runner_selftest")
     report_path = root / "template-report.json"
-    timed([*PYTEST, "--agentic-evals", "--agentic-evals-report", str(report_path),
+    timed([*PYTEST, *AGENTIC_EVALS, "--agentic-evals-report", str(report_path),
            str(template_fixture)], root)
     template = json.loads(report_path.read_text())["cases"][0]["trials"][0]
     (root / "template.json").write_text(json.dumps(template))
@@ -313,7 +314,7 @@ def bench_sandbox(work: Path, quick: bool) -> list[tuple[str, str, str, str]]:
             for trials in (short, long):
                 for mode in ("auto", "off"):
                     timings.setdefault((mode, trials), []).append(timed(
-                        [*PYTEST, "--agentic-evals", "--agentic-evals-sandbox", mode,
+                        [*PYTEST, *AGENTIC_EVALS, "--agentic-evals-sandbox", mode,
                          "-p", "no:xdist", str(fixtures[trials])], root))
         slopes = {}
         for mode in ("auto", "off"):
@@ -362,7 +363,7 @@ def _network_modes(root: Path, short: int, long: int,
         for trials in (short, long):
             for name, (mode, network) in variants.items():
                 timings.setdefault((name, trials), []).append(timed(
-                    [*PYTEST, "--agentic-evals", "--agentic-evals-sandbox", mode,
+                    [*PYTEST, *AGENTIC_EVALS, "--agentic-evals-sandbox", mode,
                      "-p", "no:xdist", str(fixtures[network, trials])], root))
     slopes = {}
     for name in variants:

@@ -8,7 +8,7 @@ import random
 import statistics
 from pathlib import Path
 
-from common import PYTEST, skill_dir, timed, write_fixture
+from common import AGENTIC_EVALS, PYTEST, skill_dir, timed, write_fixture
 
 Row = tuple[str, str, str, str]
 # Each trial logs when it started and ended, so that the makespan is the trials' own span,
@@ -38,7 +38,7 @@ def bench_ordering(work: Path, quick: bool) -> list[Row]:
     fixture = write_fixture(root / "fixtures" / "agentic_eval.json", cases, trials=1,
                             kind="runner_selftest")
     earlier = root / "earlier.json"
-    base = [*PYTEST, "--agentic-evals", "--agentic-evals-sandbox", "off", "-n", str(workers),
+    base = [*PYTEST, *AGENTIC_EVALS, "--agentic-evals-sandbox", "off", "-n", str(workers),
             str(fixture)]
     timed([*base, "--agentic-evals-report", str(earlier)], root)  # the durations to order by
     spans: dict[str, list[float]] = {"default": [], "longest": []}
@@ -79,7 +79,7 @@ def bench_stop(work: Path, quick: bool) -> list[Row]:
         for _ in range(1 if quick else 3):
             for label, extra in (("all", []), ("stop", ["--agentic-evals-stop-on-fail"])):
                 walls[label].append(timed(
-                    [*PYTEST, "--agentic-evals", "--agentic-evals-sandbox", "off",
+                    [*PYTEST, *AGENTIC_EVALS, "--agentic-evals-sandbox", "off",
                      "--agentic-evals-report", str(report),
                      *mode, *extra, str(fixture)], root, allowed=(0, 1)))
                 ran[label] = sum(c["ran_trials"] for c in json.loads(report.read_text())["cases"])
