@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -62,7 +62,7 @@ def build_fixture_report(
     to the trial numbers that were selected to run (absent or empty: deselected). The
     report's top-level keys stand in one literal, in the order of the report schema.
     """
-    today = today or datetime.now(timezone.utc).date()
+    today = today or datetime.now(UTC).date()
     repo = git_state(fixture.path.parent)
     # Fewer trials than the fixture declares is less evidence than it asks for: never READY.
     too_few_trials = trial_count < fixture.trials
@@ -85,7 +85,7 @@ def build_fixture_report(
         "schema": REPORT_SCHEMA,
         "skill": fixture.skill,
         "fixture": display_path(fixture.path),
-        "timestamp": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "timestamp": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "run_id": run_id,
         "fixture_sha256": fixture.sha256,
         "repo": repo,

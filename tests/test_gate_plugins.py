@@ -104,6 +104,39 @@ def test_run_loads_nothing_the_skill_ships(skill: Skill, config_file: str) -> No
     assert json.loads(result.stdout)["readiness"] == "READY"
 
 
+# A module of the standard library, shadowed: imported, it notes which process imported it,
+# then hands over to the real module, so that a run that imports it goes on as usual.
+SHADOWING_MODULE = """
+import os, sys
+with open({marker!r}, "a") as marker:
+    marker.write(" ".join(sys.argv) + "\\n")
+here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+del sys.modules[__name__]
+saved = list(sys.path)
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
+import json as real
+sys.path[:] = saved
+sys.modules[__name__] = real
+"""
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_run_imports_nothing_from_the_directory_it_is_started_in(
+    tmp_path: Path, mode: list[str]
+) -> None:
+    """A skill folder is a Python package when it holds an __init__.py, and its name is the
+    skill's to choose: `json`, next to the directory `agentic-evals run` is started in, must
+    not be the runner's json (or anything else the runner, or its xdist workers, import)."""
+    marker = tmp_path / "imported-by.txt"
+    skill = Skill(tmp_path / "json")
+    (skill.root / "__init__.py").write_text(SHADOWING_MODULE.format(marker=str(marker)))
+    path = skill.write(skill_fixture())
+    result = run_cli("run", str(path.relative_to(tmp_path)), "--", *mode, cwd=tmp_path)
+    assert not marker.exists(), marker.read_text()
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["readiness"] == "READY"
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_the_gate_exit_status_is_applied_after_every_other_plugin(
     pytester: pytest.Pytester, mode: list[str]
@@ -196,7 +229,10 @@ def pytest_runtestloop(session):
     result = run_pytest(pytester, ["-n", "2", "--max-worker-restart=0"])
     assert result.ret not in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED), \
         result.stdout.str()
-    result.stdout.fnmatch_lines(["*collected, but no trial of it was run or reported*"])
+    # A worker killed after xdist handed it trials is reported by xdist as crashed while
+    # running the first of them (a FAIL); one killed before, by the plugin.
+    result.stdout.re_match_lines([r".*(collected, but no trial of it was run or reported"
+                                  r"|crashed while running).*"])
     result.stdout.no_fnmatch_line("*no fixture found*")
 
 

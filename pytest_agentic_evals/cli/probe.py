@@ -85,7 +85,7 @@ def _probe_and_write(
 ) -> int:
     kinds = plugin_kinds()
     run_id = uuid.uuid4().hex[:12]
-    now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
+    now = datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
     run = RunDir(run_id)
     run_dir = run.open()
     entries = []

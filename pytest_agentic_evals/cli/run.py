@@ -282,7 +282,10 @@ def fixture_paths(targets: list[str]) -> list[str]:
 def _run_pytest(args: argparse.Namespace, report_path: Path, listing: bool = False) -> int:
     """pytest's exit status; its progress goes to stderr, so that stdout carries the report
     (a listing, which has none, goes to stdout)."""
-    command = [sys.executable, "-m", "pytest", *args.fixtures]
+    # -P: the current directory is not put on sys.path, so that nothing in it (a skill folder
+    # named `json`, a module a trial wrote there) is imported in place of the runner's own;
+    # xdist's workers start the same way (controller.XdistHooks).
+    command = [sys.executable, "-P", "-m", "pytest", *args.fixtures]
     command += pinned_configuration(args.fixtures, report_path.parent)
     # The CLI prints the report itself, and names --output; the plugin need not announce it.
     # No trial may see or write the files this command reads and writes.

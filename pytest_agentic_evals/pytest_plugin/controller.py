@@ -13,7 +13,9 @@ import hmac
 import inspect
 import os
 import secrets
+import shlex
 import signal
+import sys
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -458,6 +460,19 @@ class XdistHooks:
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput[RUN_ID_KEY] = self.controller.run_id
         node.workerinput[RESULT_KEY] = self.controller.result_key.hex()
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_setupnodes(self, config: pytest.Config, specs: list[Any]) -> None:
+        """Local workers start as safely as this process did: when it runs without the
+        current directory on ``sys.path`` (``python -P``, as ``agentic-evals run`` starts
+        pytest), so do they. xdist starts them with ``python -c``, which puts the current
+        directory first on ``sys.path`` until xdist replaces it, after the worker has imported
+        pytest: a folder named like a module (``json``) there would be imported instead."""
+        if not sys.flags.safe_path:
+            return
+        for spec in specs:
+            if spec.popen and not spec.python and not spec.via:
+                spec.python = f"{shlex.quote(sys.executable)} -P"
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:

@@ -80,7 +80,7 @@ class Probing:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if not self.found:
             return
-        now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
+        now = datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
         entries = []
         for fixture, probes in self.found.values():
             path = store.record(fixture, results.store_records(probes), now)

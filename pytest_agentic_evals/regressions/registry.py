@@ -17,7 +17,7 @@ import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -178,7 +178,7 @@ class Registry:
 
 
 def today_utc() -> date:
-    return datetime.now(timezone.utc).date()
+    return datetime.now(UTC).date()
 
 
 def parse_date(text: str) -> date | None:
@@ -186,12 +186,11 @@ def parse_date(text: str) -> date | None:
     try:
         if "T" not in text:
             return date.fromisoformat(text)
-        # Python 3.10 does not read a trailing "Z"; it means UTC, as +00:00 does.
-        moment = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
+        moment = datetime.fromisoformat(text)
     except ValueError:
         return None
     if moment.tzinfo is not None:
-        moment = moment.astimezone(timezone.utc)
+        moment = moment.astimezone(UTC)
     return moment.date()
 
 

@@ -14,7 +14,7 @@ import os
 import re
 import shutil
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -323,7 +323,7 @@ def verification_report(
         "registry": registry.shown,
         "skill": registry.skill,
         "run_id": run_id,
-        "timestamp": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "timestamp": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "verified": len(verified) == len(results),
         "summary": {"active": len(results), "verified": len(verified),
                     "not_verified": len(results) - len(verified), "skipped": len(skipped)},
