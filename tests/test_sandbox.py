@@ -927,6 +927,31 @@ def test_bad_sandbox_keys_are_load_errors(
     assert f"{pointer}: " in text and message in text, text
 
 
+@pytest.mark.parametrize("how", ["itself", "symbolic-link", "hard-link"])
+def test_an_input_artifact_cannot_hand_a_trial_its_own_fixture(skill: Skill, how: str) -> None:
+    """A trial reads its fixture as an empty file; an input file copied from the fixture (by
+    any of its names) would hand it over all the same."""
+    path = skill.fixtures / "agentic_eval.json"
+    source = {"itself": "agentic_eval.json", "symbolic-link": "../examples/settings.json",
+              "hard-link": "../examples/settings.json"}[how]
+    data = skill_fixture(artifacts=[{"path": "settings.json", "from": source}])
+    skill.write(data)
+    (skill.root / "examples").mkdir()
+    if how == "symbolic-link":
+        (skill.root / "examples" / "settings.json").symlink_to(path)
+    elif how == "hard-link":
+        os.link(path, skill.root / "examples" / "settings.json")
+    with pytest.raises(FixtureError) as caught:
+        fixture_from_data(data, path)
+    text = caught.value.describe()
+    assert "/artifacts/0/from: " in text and "is the fixture itself" in text, text
+    # Any other file of the skill is fine.
+    (skill.root / "examples" / "settings.json").unlink(missing_ok=True)
+    (skill.root / "examples" / "settings.json").write_text("{}\n")
+    data["artifacts"][0]["from"] = "../examples/settings.json"
+    fixture_from_data(data, path)
+
+
 def test_inplace_cases_may_declare_paths_in_the_skill(skill: Skill) -> None:
     data = skill_fixture(workspace="inplace", writable_paths=["../data"])
     fixture = fixture_from_data(data, skill.fixtures / "agentic_eval.json")
@@ -943,7 +968,8 @@ def test_the_plugin_settings_know_the_same_modes() -> None:
 PARROT = """#!/bin/sh
 exec python3 - "$@" <<'PY'
 import json, os, sys
-for path in ("agentic_eval.json", os.environ["ORIGINAL"], "../oracle.json", "../answers.json"):
+for path in ("agentic_eval.json", os.environ["ORIGINAL"], "../oracle.json", "../answers.json",
+             "../node_modules/answers/oracle.json", os.environ["ORIGINAL_TOOLS"]):
     try:
         cases = json.load(open(path))["cases"]
     except (OSError, ValueError):
@@ -968,13 +994,19 @@ def test_a_skill_cannot_read_the_expectations_of_its_own_fixture(
     data = skill_fixture(workspace="inplace" if workspace == "inplace" else "copy")
     for case in data["cases"]:
         case["command"] = ["../run.sh", *case["command"][2:]]
-        case["env"] = {"ORIGINAL": str(skill.fixtures / "agentic_eval.json")}
+        case["env"] = {"ORIGINAL": str(skill.fixtures / "agentic_eval.json"),
+                       "ORIGINAL_TOOLS": str(skill.root / ".venv" / "oracle.json")}
     if workspace == "copy":  # a stale expected output makes a private copy of an overlay
         data["cases"][0]["expected"]["artifacts"] = [{"path": "../stale.txt", "exists": False}]
         (skill.root / "stale.txt").write_text("stale\n")
     path = skill.write(data)
     os.link(path, skill.root / "oracle.json")
     (skill.root / "answers.json").symlink_to("fixtures/agentic_eval.json")
+    # Other names in the folders a copy leaves out: the trial sees them all the same (in the
+    # overlay, or in the original skill directory, read-only).
+    for folder in ("node_modules/answers", ".venv"):
+        (skill.root / folder).mkdir(parents=True)
+        os.link(path, skill.root / folder / "oracle.json")
     sandboxed = json.loads(run_cli("run", str(path), cwd=skill.root).stdout)
     assert sandboxed["readiness"] == "NOT_READY"
     first = sandboxed["cases"][0]["trials"][0]

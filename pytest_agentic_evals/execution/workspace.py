@@ -115,15 +115,21 @@ def fixture_views(fixture: Fixture, workspace: Workspace) -> tuple[Path, ...]:
 
 
 def _same_file_in(directory: Path, identity: tuple[int, int]) -> set[Path]:
-    found = set()
-    for root, dirs, files in os.walk(directory):
-        dirs[:] = [name for name in dirs if name not in SKIPPED_NAMES]
-        for name in files:
-            path = Path(root, name)
-            with contextlib.suppress(OSError):
-                info = path.lstat()
-                if (info.st_dev, info.st_ino) == identity:
-                    found.add(path)
+    """Every name of the file ``identity`` under ``directory``, in the folders a copy leaves
+    out too (``node_modules``, virtualenvs): a trial sees those in its overlay, or in the
+    original skill directory, read-only."""
+    device, inode = identity
+    found: set[Path] = set()
+    pending = [str(directory)]
+    while pending:
+        with contextlib.suppress(OSError), os.scandir(pending.pop()) as entries:
+            for entry in entries:
+                with contextlib.suppress(OSError):
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append(entry.path)
+                    elif entry.inode() == inode and \
+                            entry.stat(follow_symlinks=False).st_dev == device:
+                        found.add(Path(entry.path))
     return found
 
 

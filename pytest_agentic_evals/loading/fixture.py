@@ -124,7 +124,7 @@ def build_fixture(
     skill_dir = skill_dir_for(fixture_path)
     defaults = _valid_defaults(data)
     shared, input_problems = build_inputs(data.get("artifacts"), "/artifacts",
-                                          fixture_path.parent, skill_dir, shown)
+                                          fixture_path, skill_dir, shown)
     problems += input_problems
     defaults["artifacts"] = shared
     cases: list[Case] = []
@@ -314,7 +314,7 @@ def _build_case(
     problems += _cwd_problems(cwd, workspace, skill_dir, shown,
                               here + "/cwd" if "cwd" in case else "/cwd")
     own, input_problems = build_inputs(case.get("artifacts"), here + "/artifacts",
-                                       fixture_path.parent, skill_dir, shown)
+                                       fixture_path, skill_dir, shown)
     problems += input_problems
     inputs = merged(defaults.get("artifacts", ()), own)
     problems += _agent_run_problems(expected, shown, here + "/expected")

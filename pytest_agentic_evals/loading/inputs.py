@@ -3,13 +3,15 @@ skill directory (``from``), at case level or shared by every case (fixture level
 
 The rules a schema cannot say are checked here, each problem with its JSON pointer: exactly one
 source per artifact, base64 that decodes, and a ``from`` file that exists inside the skill
-directory (a fixture must not copy a file from elsewhere on the machine into a trial).
+directory (a fixture must not copy a file from elsewhere on the machine into a trial) and is not
+the fixture itself, under any of its names.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,7 +28,7 @@ Placed = tuple[str, InputArtifact]
 
 
 def build_inputs(
-    raw: Any, pointer: str, fixture_dir: Path, skill_dir: Path, shown: str
+    raw: Any, pointer: str, fixture_path: Path, skill_dir: Path, shown: str
 ) -> tuple[list[Placed], list[Problem]]:
     """The input artifacts of one ``artifacts`` list; entries with problems are left out."""
     artifacts: list[Placed] = []
@@ -56,7 +58,7 @@ def build_inputs(
             else:
                 artifacts.append((here, InputArtifact(entry["path"], None, outside, binary=data)))
         else:
-            source, problem = _source(entry["from"], fixture_dir, skill_dir)
+            source, problem = _source(entry["from"], fixture_path, skill_dir)
             if problem:
                 problems.append(Problem(shown, here + "/from", problem))
             else:
@@ -79,12 +81,13 @@ def _decoded(text: str) -> tuple[bytes, str | None]:
         return b"", f"not valid base64 ({exc})"
 
 
-def _source(relative: str, fixture_dir: Path, skill_dir: Path) -> tuple[Path, str | None]:
-    """The ``from`` file: relative to the fixture's folder, inside the skill directory."""
+def _source(relative: str, fixture_path: Path, skill_dir: Path) -> tuple[Path, str | None]:
+    """The ``from`` file: relative to the fixture's folder, inside the skill directory, and
+    not the fixture itself (a trial reads that as an empty file)."""
     if os.path.isabs(relative):
         return Path(), (f"{relative!r} is absolute: name a file of the skill directory, "
                         "relative to the fixture's folder")
-    path = Path(os.path.normpath(fixture_dir / relative))
+    path = Path(os.path.normpath(fixture_path.parent / relative))
     root = Path(os.path.realpath(skill_dir))
     real = Path(os.path.realpath(path))
     if not _inside(path, skill_dir) or not _inside(real, root):
@@ -93,6 +96,10 @@ def _source(relative: str, fixture_dir: Path, skill_dir: Path) -> tuple[Path, st
     if not real.is_file():
         reason = "does not exist" if not real.exists() else "is not a regular file"
         return Path(), f"{relative!r} {reason} ({path})"
+    with contextlib.suppress(OSError):
+        if os.path.samefile(real, fixture_path):
+            return Path(), (f"{relative!r} is the fixture itself ({real}): a trial reads its "
+                            "fixture as an empty file, and no input file hands it over")
     return real, None
 
 
