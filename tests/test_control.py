@@ -174,7 +174,37 @@ def test_an_optional_case_supporting_a_claim_gets_a_control_and_fails_the_claim(
     assert (status, report["readiness"]) == (1, "NOT_READY")
 
 
-def test_a_case_without_a_swappable_entrypoint_keeps_its_trials_and_says_why(
+# Commands that reach the skill through something that is not one of its files: a test
+# runner (not even installed here), a live URL, a script in a language no launcher of the
+# stand-in is written in. The program that runs it is shadowed on PATH instead.
+THROUGH_A_PROGRAM = {
+    "test-runner": ("jest >/dev/null 2>&1; echo hello, Ada", "test runner jest", "jest"),
+    "live-url": ("curl -s -m 2 https://greeter.invalid/; echo hello, Ada",
+                 "live URL https://greeter.invalid/", "curl"),
+    "lua-script": ("lua ../greet.lua 2>/dev/null; echo hello, Ada", "lua script ../greet.lua",
+                   "lua"),
+}
+
+
+@pytest.mark.parametrize(("script", "entrypoint", "program"), THROUGH_A_PROGRAM.values(),
+                         ids=THROUGH_A_PROGRAM.keys())
+def test_a_case_ignoring_the_program_that_runs_the_skill_fails_its_control(
+    skill: Skill, script: str, entrypoint: str, program: str
+) -> None:
+    (skill.root / "greet.lua").write_text('print("hello, " .. arg[1])\n')
+    data = skill_fixture()
+    data["cases"][0]["command"] = ["sh", "-c", script]
+    status, report, _ = run_report(skill, data)
+    greets = case_of(report, "greets")
+    assert (status, report["readiness"], greets["outcome"]) == (1, "NOT_READY", FAIL)
+    control = greets["trials"][0]["control"]
+    assert control["status"] == "survived", control
+    assert control["entrypoint"] == f"{entrypoint} (its program {program!r}, shadowed on PATH)"
+    # The refusal, which runs the skill's own script, is controlled as before.
+    assert case_of(report, "refuses-empty-name")["control"]["status"] == "killed"
+
+
+def test_an_honest_case_through_a_program_kills_the_control_and_stays_ready(
     skill: Skill,
 ) -> None:
     (skill.root / "Makefile").write_text("check:\n\t./run.sh Ada\n")
@@ -182,8 +212,38 @@ def test_a_case_without_a_swappable_entrypoint_keeps_its_trials_and_says_why(
     data["cases"][0].update(command=["make", "-s", "check"], cwd="..")
     status, report, _ = run_report(skill, data)
     control = case_of(report, "greets")["control"]
+    assert (status, report["readiness"], control["status"]) == (0, "READY", "killed")
+    assert control["entrypoint"] == "test runner make check (its program 'make', shadowed on PATH)"
+
+
+def test_a_program_looked_up_elsewhere_than_on_path_leaves_the_control_inconclusive(
+    skill: Skill,
+) -> None:
+    """A command that sets its own PATH runs the real program: the stand-in never ran, which
+    says nothing either way, and the case keeps its trials."""
+    (skill.root / "Makefile").write_text("check:\n\t./run.sh Ada\n")
+    data = skill_fixture()
+    data["cases"][0].update(command=["env", f"PATH={os.environ['PATH']}", "make", "-s", "check"],
+                            cwd="..")
+    status, report, _ = run_report(skill, data)
+    control = case_of(report, "greets")["control"]
+    assert (status, control["status"]) == (0, "inconclusive"), control
+    assert "only shadows the program on PATH" in control["reason"]
+
+
+def test_a_case_without_a_swappable_entrypoint_keeps_its_trials_and_says_why(
+    skill: Skill,
+) -> None:
+    make = shutil.which("make")
+    assert make is not None
+    (skill.root / "Makefile").write_text("check:\n\t./run.sh Ada\n")
+    data = skill_fixture()
+    data["cases"][0].update(command=[make, "-s", "check"], cwd="..")
+    status, report, _ = run_report(skill, data)
+    control = case_of(report, "greets")["control"]
     assert (status, control["status"]) == (0, "unprobed")
     assert "test runner make check" in control["reason"]
+    assert f"names its program by path ({make})" in control["reason"]
 
 
 def test_a_control_leaves_nothing_in_the_run_directory(

@@ -36,7 +36,7 @@ from pytest_agentic_evals.probes.targets import (
     INCONCLUSIVE,
     SURVIVED,
     contrary_exit,
-    locate,
+    locate_program,
 )
 
 UNPROBED = "unprobed"
@@ -59,7 +59,7 @@ def run_control(fixture: Fixture, case: Case, settings: RunSettings,
                 kinds: Mapping[str, ExpectationKind], trial_seconds: float) -> dict[str, Any]:
     """The case played once against the ``contrary`` stand-in (``trial_seconds``: how long
     its first trial took): what became of it, as the report's ``control`` entry."""
-    target, why = locate(case)
+    target, why = locate_program(case)
     if target is None:
         return {"stand_in": CONTRARY, "status": UNPROBED, "reason": why}
     # A run directory of its own, removed afterwards: the stand-in's trial fails whenever the

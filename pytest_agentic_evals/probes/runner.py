@@ -25,6 +25,7 @@ from pytest_agentic_evals.probes.targets import (
     KILLED,
     MUTANTS,
     NOT_APPLICABLE,
+    PROGRAM,
     REPLAY,
     SURVIVED,
     Target,
@@ -179,6 +180,9 @@ def unswapped(case: Case, target: Target, result: TrialResult) -> str | None:
     named by absolute path, or a command naming the skill's own directory by absolute path,
     runs the original files, which only a sandboxed trial is shown with the stand-in in place
     (see ``StandIn.shadowed``)."""
+    if target.via == PROGRAM:
+        return ("the stand-in only shadows the program on PATH, and the command did not find "
+                "it there")
     if case.skill_dir is None or result.get("isolation", {}).get("sandbox") == "bwrap":
         return None
     if target.via == "absolute":

@@ -9,13 +9,20 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pytest_agentic_evals.model import Case
-from pytest_agentic_evals.shell import CommandParseError, Reached, SkillCode, entrypoint_reached
+from pytest_agentic_evals.shell import (
+    CommandParseError,
+    Reached,
+    SkillCode,
+    entrypoint_reached,
+    program_reaching,
+)
 
 NOOP = "noop"
 CRASH = "crash"
@@ -99,9 +106,17 @@ def file_sha256(path: Path) -> str:
     return "sha256:" + digest.hexdigest()
 
 
+# How a control's target is started when it is the program that runs the skill (a test
+# runner, a fetcher, an interpreter with no launcher), shadowed on PATH: see locate_program.
+PROGRAM = "program"
+# Names a shell resolves itself: a stand-in on PATH never takes their place.
+_SHELL_WORDS = frozenset({"source", ".", "exec", "eval", "command", "builtin", "time",
+                          "cd", "test", "[", "echo", "printf", "true", "false", ":"})
+
+
 def language(via: str) -> str | None:
     """The language of the launcher that stands in for an entrypoint started this way."""
-    if via in ("exec", "path", "absolute", "shell"):
+    if via in ("exec", "path", "absolute", "shell", PROGRAM):
         return "shell"
     return via if via in LANGUAGES else None
 
@@ -120,6 +135,37 @@ def locate(case: Case) -> tuple[Target | None, str]:
     if reached is None:
         return None, why
     return _target(case.skill_dir, reached)
+
+
+def locate_program(case: Case) -> tuple[Target | None, str]:
+    """The control's target: the entrypoint :func:`locate` finds, else the program the
+    command starts it with, by name (``jest``, ``curl`` fetching a live URL, ``lua`` running a
+    Lua script), which the stand-in shadows on PATH. Not the probe's: a probe's stand-ins
+    (``noop`` exits as expected) stand for the skill, not for the test runner that runs it;
+    the control's stands for a program that failed and printed nothing, which whatever runs
+    the skill must be able to tell."""
+    target, why = locate(case)
+    if target is not None or case.skill_dir is None:
+        return target, why
+    environment = {**case.env, "AGENTIC_EVALS_FIXTURE_DIR": str(case.fixture_dir)}
+    try:
+        name, reached = program_reaching(case.judged_command, case.cwd,
+                                         SkillCode(case.skill_dir, case.entrypoints),
+                                         environment)
+    except CommandParseError:
+        return None, why
+    if name is None:
+        return None, reached
+    if name in _SHELL_WORDS:
+        return None, f"{reached} is started by {name!r}, which a shell runs itself"
+    search = case.env.get("PATH", os.environ.get("PATH", os.defpath))
+    found = shutil.which(name, path=search)
+    try:
+        digest = file_sha256(Path(found)) if found else ""
+    except OSError:
+        digest = ""
+    return Target(f"{reached} (its program {name!r}, shadowed on PATH)",
+                  Path(found or name), PROGRAM, digest, None), ""
 
 
 def _target(skill_dir: Path, reached: Reached) -> tuple[Target | None, str]:

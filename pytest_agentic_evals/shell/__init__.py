@@ -31,6 +31,7 @@ from pytest_agentic_evals.shell.entrypoints import (
     SkillCode,
     declared_entrypoint_problem,
     entrypoint_reached,
+    program_reaching,
     real_world_entrypoint,
 )
 from pytest_agentic_evals.shell.randomness import Sampling, sampling
@@ -47,6 +48,7 @@ __all__ = [
     "declared_entrypoint_problem",
     "entrypoint_reached",
     "fixture_stub_inputs",
+    "program_reaching",
     "real_world_entrypoint",
     "sampling",
     "simple_commands",

@@ -493,17 +493,48 @@ def entrypoint_reached(
     stand-in could replace, and the explanation; ``(None, why)`` otherwise (no entrypoint, or
     one that is not a file: a test runner, a live URL, a project command).  The same judgement
     as :func:`real_world_entrypoint`."""
+    first = _first_reaching(argv, cwd, skill, environment)
+    if first is None:
+        return None, "the command reaches no entrypoint of the skill"
+    _, verdict = first
+    assert verdict.entrypoint is not None
+    if verdict.path is None or verdict.via is None:
+        return None, (f"{verdict.entrypoint} is not one file of the skill that a stand-in "
+                      "could replace")
+    return Reached(verdict.entrypoint, verdict.path, verdict.via), verdict.explanation
+
+
+def program_reaching(
+    argv: Sequence[str],
+    cwd: Path,
+    skill: SkillCode,
+    environment: Mapping[str, str] | None = None,
+) -> tuple[str | None, str]:
+    """The name of the program that the first command reaching the skill starts (``jest``,
+    ``curl`` for a live URL, ``lua`` for a Lua script), and what it reaches; ``(None, why)``
+    when that command names its program by path, or none reaches the skill.  What a control
+    can shadow on PATH where no stand-in replaces a file of the skill."""
+    first = _first_reaching(argv, cwd, skill, environment)
+    if first is None:
+        return None, "the command reaches no entrypoint of the skill"
+    found, verdict = first
+    assert verdict.entrypoint is not None
+    name = found.command.argv[0]
+    if "/" in name:
+        return None, f"{verdict.entrypoint}: the command names its program by path ({name})"
+    return name, verdict.entrypoint
+
+
+def _first_reaching(
+    argv: Sequence[str], cwd: Path, skill: SkillCode, environment: Mapping[str, str] | None
+) -> tuple[Found, _Verdict] | None:
     walker = walk(argv, environment)
     judge = _Judge(Path(os.path.abspath(cwd)), skill)
     for found in walker.found:
         verdict = judge.judge(found)
-        if verdict.entrypoint is None:
-            continue
-        if verdict.path is None or verdict.via is None:
-            return None, (f"{verdict.entrypoint} is not one file of the skill that a stand-in "
-                          "could replace")
-        return Reached(verdict.entrypoint, verdict.path, verdict.via), verdict.explanation
-    return None, "the command reaches no entrypoint of the skill"
+        if verdict.entrypoint is not None:
+            return found, verdict
+    return None
 
 
 def real_world_entrypoint(
