@@ -910,6 +910,34 @@ def test_a_trial_cannot_reach_the_runners_files_or_the_original_skill_through_wr
                                      f"to itself: {planted} (its run directories)"]
 
 
+def test_a_writable_path_never_opens_the_programs_the_runner_runs(
+    skill: Skill, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fixture declaring the system's directories writable, and a folder above a directory
+    of the runner's PATH: the runner later runs programs from there (git, bwrap) outside any
+    sandbox, and as root it would run what a trial put there; so those directories stay
+    read-only, and the rest of what was declared is writable."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    name = f"agentic-evals-planted-{uuid.uuid4().hex}"
+    targets = [Path("/usr") / name, Path("/etc") / name, bin_dir / name]
+    script = (f"bash ../run.sh Ada; for f in {' '.join(map(str, targets))}; do "
+              f"echo planted 2>/dev/null > $f && echo wrote $f; done; echo made > {tmp_path}/made")
+    data = skill_fixture(writable_paths=["/usr", "/etc", str(tmp_path)])
+    data["cases"][0]["command"] = ["bash", "-c", script]
+    try:
+        report = json.loads(run_cli("run", str(skill.write(data))).stdout)
+        first = report["cases"][0]["trials"][0]
+        assert first["isolation"]["sandbox"] == "bwrap", first["problems"]
+        assert [t for t in targets if t.exists()] == []
+        assert "wrote" not in first["stdout"]["head"], first["stdout"]
+        assert (tmp_path / "made").read_text() == "made\n"
+    finally:
+        for target in targets:
+            target.unlink(missing_ok=True)
+
+
 @pytest.mark.parametrize(("change", "pointer", "message"), [
     ({"sandbox": "sometimes"}, "/cases/0/sandbox", "is not one of"),
     ({"writable_paths": "/tmp"}, "/cases/0/writable_paths", "is a string, expected array"),

@@ -27,6 +27,7 @@ from pytest_agentic_evals.execution.sandbox import (
     available_bwrap,
     decide,
     missing_writable,
+    programs_under,
     runner_installation,
 )
 from pytest_agentic_evals.expectations.domains import DomainPolicy, unenforced_report
@@ -169,12 +170,14 @@ def _sandbox_for(decision: Decision) -> tuple[str | None, str | None]:
 def _run_sandboxed(argv: list[str], case: Case, net: _Network, env: Mapping[str, str],
                    timeout: float, place: Place, settings: SandboxSettings,
                    bwrap: str) -> ProcessResult:
+    hidden = (runs_root(), key_directory(), *settings.hidden, *place.hidden)
     plan = MountPlan(
         workspace=place.workspace, scratch=place.scratch, cwd=place.cwd,
         network=net.network, writable=case.writable_paths,
         readable=(*place.readable, *net.visible()),
-        protected=(place.skill_dir, *runner_installation()),
-        hidden=(runs_root(), key_directory(), *settings.hidden, *place.hidden),
+        protected=(place.skill_dir, *runner_installation(),
+                   *programs_under(case.writable_paths, hidden)),
+        hidden=hidden,
         lower=None if place.layers is None else place.layers.lower,
         work=None if place.layers is None else place.layers.work,
         shadowed=place.shadowed,

@@ -186,7 +186,8 @@ class MountPlan:
     and the working directory)."""
     protected: tuple[Path, ...] = ()
     """Paths bound read-only again after the declared writable paths, whatever those lead to:
-    the skill directory (whose trials work on a copy) and the runner's installation."""
+    the skill directory (whose trials work on a copy), the runner's installation, and the
+    program directories a declared path holds (``programs_under``)."""
     hidden: tuple[Path, ...] = ()
     """What the runner keeps to itself: a directory is replaced by an empty one (run
     directories), a file is shown empty and read-only (a report from an earlier run)."""
@@ -318,6 +319,30 @@ def runner_installation() -> tuple[Path, ...]:
     interpreter = Path(os.path.realpath(sys.executable)).parent
     package = Path(__file__).resolve().parent.parent
     return Path(sys.prefix), Path(sys.base_prefix), interpreter, package
+
+
+# Where the system keeps its programs, their libraries and configuration (/etc/ld.so.preload).
+SYSTEM_DIRECTORIES = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+                      "/boot")
+
+
+def programs_under(writable: Sequence[Path], hidden: Sequence[Path]) -> tuple[Path, ...]:
+    """The system's directories and those of the runner's ``PATH`` that lie under a declared
+    writable path (``/usr``, a home directory holding ``~/.local/bin``): the runner runs
+    programs from there outside any sandbox (``git``, the next trial's ``bwrap``), as root
+    maybe, so they are bound read-only again. One that holds something the runner hides is
+    left out: binding it again would show that."""
+    if not writable:
+        return ()
+    declared = [_real(path) for path in writable]
+    kept = [_real(path) for path in hidden]
+    found = {_real(Path(directory))
+             for directory in (*SYSTEM_DIRECTORIES, *os.environ.get("PATH", "").split(os.pathsep))
+             if os.path.isabs(directory) and os.path.isdir(directory)}
+    chosen = [path for path in found if any(_under(path, w) for w in declared)
+              and not any(_under(h, path) for h in kept)]
+    return tuple(sorted(path for path in chosen
+                        if not any(other != path and _under(path, other) for other in chosen)))
 
 
 def missing_writable(paths: Sequence[Path]) -> list[Path]:
