@@ -914,14 +914,17 @@ def test_a_writable_path_never_opens_the_programs_the_runner_runs(
     skill: Skill, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A fixture declaring the system's directories writable, and a folder above a directory
-    of the runner's PATH: the runner later runs programs from there (git, bwrap) outside any
-    sandbox, and as root it would run what a trial put there; so those directories stay
-    read-only, and the rest of what was declared is writable."""
-    bin_dir = tmp_path / "bin"
+    of the runner's PATH and one of its PYTHONPATH: the runner later runs programs and imports
+    modules from there (git, bwrap) outside any sandbox, and as root it would run what a trial
+    put there; so those directories stay read-only, and the rest of what was declared is
+    writable."""
+    bin_dir, lib_dir = tmp_path / "bin", tmp_path / "pylib"
     bin_dir.mkdir()
+    lib_dir.mkdir()
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("PYTHONPATH", str(lib_dir))
     name = f"agentic-evals-planted-{uuid.uuid4().hex}"
-    targets = [Path("/usr") / name, Path("/etc") / name, bin_dir / name]
+    targets = [Path("/usr") / name, Path("/etc") / name, bin_dir / name, lib_dir / name]
     script = (f"bash ../run.sh Ada; for f in {' '.join(map(str, targets))}; do "
               f"echo planted 2>/dev/null > $f && echo wrote $f; done; echo made > {tmp_path}/made")
     data = skill_fixture(writable_paths=["/usr", "/etc", str(tmp_path)])

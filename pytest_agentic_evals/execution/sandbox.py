@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import importlib
 import os
+import site
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
@@ -327,17 +328,19 @@ SYSTEM_DIRECTORIES = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64
 
 
 def programs_under(writable: Sequence[Path], hidden: Sequence[Path]) -> tuple[Path, ...]:
-    """The system's directories and those of the runner's ``PATH`` that lie under a declared
-    writable path (``/usr``, a home directory holding ``~/.local/bin``): the runner runs
-    programs from there outside any sandbox (``git``, the next trial's ``bwrap``), as root
-    maybe, so they are bound read-only again. One that holds something the runner hides is
-    left out: binding it again would show that."""
+    """The system's directories, those of the runner's ``PATH`` and the places its Python
+    imports from beside its installation (``PYTHONPATH``, the user's site-packages) that lie
+    under a declared writable path (``/usr``, a home directory holding ``~/.local/bin``): the
+    runner runs programs and imports modules from there outside any sandbox (``git``, the next
+    trial's ``bwrap``), as root maybe, so they are bound read-only again. One that holds
+    something the runner hides is left out: binding it again would show that."""
     if not writable:
         return ()
     declared = [_real(path) for path in writable]
     kept = [_real(path) for path in hidden]
-    found = {_real(Path(directory))
-             for directory in (*SYSTEM_DIRECTORIES, *os.environ.get("PATH", "").split(os.pathsep))
+    searched = (*SYSTEM_DIRECTORIES, *os.environ.get("PATH", "").split(os.pathsep),
+                *os.environ.get("PYTHONPATH", "").split(os.pathsep), site.getusersitepackages())
+    found = {_real(Path(directory)) for directory in searched
              if os.path.isabs(directory) and os.path.isdir(directory)}
     chosen = [path for path in found if any(_under(path, w) for w in declared)
               and not any(_under(h, path) for h in kept)]
