@@ -114,9 +114,13 @@ UNENCODABLE = "replace"
 
 def read_input(path: str | os.PathLike[str]) -> bytes:
     """An input file's bytes, at most MAX_INPUT_BYTES: a device that never ends (a link to
-    /dev/zero) or a file of gigabytes would otherwise be read until memory runs out. Raises
-    OSError, its strerror saying why."""
-    with open(path, "rb") as stream:
+    /dev/zero) or a file of gigabytes would otherwise be read until memory runs out. A named
+    pipe is opened without waiting for a writer (one that has none reads as empty), and read
+    as a pipe once open (``/dev/stdin`` in a pipeline). Raises OSError, its strerror saying
+    why."""
+    handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    os.set_blocking(handle, True)
+    with open(handle, "rb") as stream:
         data = stream.read(MAX_INPUT_BYTES + 1)
     if len(data) > MAX_INPUT_BYTES:
         raise OSError(errno.EFBIG, f"more than {MAX_INPUT_BYTES // (1024 * 1024)} MiB, larger "
@@ -280,6 +284,16 @@ def write_json_atomically(path: str | os.PathLike[str], data: Any) -> None:
     _write_atomically(path, _json_filler(data))
 
 
+def write_json_here(path: str | os.PathLike[str], data: Any) -> None:
+    """Write JSON atomically at ``path`` itself: a file the product keeps in a folder it does
+    not own (beside a fixture), where a link could lead anywhere, is written in that folder
+    and replaces whatever has its name (a link, a pipe) rather than write through it. Raises
+    OSError when a directory has that name."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        raise IsADirectoryError(errno.EISDIR, "a directory has that name")
+    _write_atomically(os.path.abspath(path), _json_filler(data), follow=False)
+
+
 def write_text_atomically(path: str | os.PathLike[str], text: str) -> None:
     _write_atomically(path, lambda stream: stream.write(text))
 
@@ -359,17 +373,20 @@ class PinnedOutput:
             raise
 
 
-def _write_atomically(path: str | os.PathLike[str], fill: Callable[[IO[str]], Any]) -> None:
-    try:
-        mode = os.stat(path).st_mode  # through symbolic links: what a write would reach
-    except (FileNotFoundError, NotADirectoryError):
-        mode = None
-    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
-        with open(path, "w", encoding="utf-8") as stream:
-            fill(stream)
-        return
-    # A symbolic link stays: the file it names is the one written.
-    target = Path(os.path.realpath(path))
+def _write_atomically(path: str | os.PathLike[str], fill: Callable[[IO[str]], Any],
+                      follow: bool = True) -> None:
+    """``fill`` a file and rename it to ``path``; ``follow``: through a link there (the file
+    it names is written, the link stays), and into a device or a pipe there, as it is."""
+    if follow:
+        try:
+            mode = os.stat(path).st_mode  # through symbolic links: what a write would reach
+        except (FileNotFoundError, NotADirectoryError):
+            mode = None
+        if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+            with open(path, "w", encoding="utf-8") as stream:
+                fill(stream)
+            return
+    target = Path(os.path.realpath(path) if follow else path)
     target.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     try:

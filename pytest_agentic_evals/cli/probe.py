@@ -101,7 +101,11 @@ def _probe_and_write(
             probes = probe_fixture(fixture, settings, kinds, chosen)
             stored_at = None
             if args.store:
-                stored_at = display_path(store.record(fixture, results.store_records(probes), now))
+                try:
+                    stored_at = display_path(store.record(fixture, results.store_records(probes),
+                                                          now))
+                except OSError as exc:
+                    print(f"agentic-evals: {store.not_kept(fixture, exc)}", file=sys.stderr)
             entries.append(results.fixture_entry(fixture, probes, stored_at))
     finally:
         run.close()

@@ -29,6 +29,7 @@ next trial; :meth:`TrialDirs.close` waits for it.
 
 from __future__ import annotations
 
+import errno
 import os
 import queue
 import shutil
@@ -92,6 +93,19 @@ def record_tree(root: Path, ignore: Ignore | None = None) -> TreeRecord:
             if stat.S_ISDIR(info.st_mode):
                 pending.append((entry.path, name))
     return found
+
+
+def _copy_content(source: str, target: str) -> None:
+    """``shutil.copy2``, leaving out what is no file content: a named pipe or a socket in the
+    skill directory (an in-place trial may have made one) is not copied, where copying it
+    would wait for a writer or fail the trial's copy."""
+    try:
+        shutil.copy2(source, target)
+    except shutil.SpecialFileError:
+        pass  # a named pipe
+    except OSError as exc:
+        if exc.errno != errno.ENXIO:  # a socket
+            raise
 
 
 def _entry(info: os.stat_result) -> EntryRecord:
@@ -163,7 +177,8 @@ class TrialDirs:
         (trial_dir / "scratch").mkdir(parents=True)
         (trial_dir / "output").mkdir()
         root = trial_dir / "workspace"
-        shutil.copytree(fixture.skill_dir, root, symlinks=True, ignore=ignore)
+        shutil.copytree(fixture.skill_dir, root, symlinks=True, ignore=ignore,
+                        copy_function=_copy_content)
         layout = {name: os.lstat(trial_dir / name).st_ino for name in (".", *LAYOUT)}
         lease = Lease(fixture.skill_dir, source, record_tree(root), layout)
         return copy_at(root, fixture, case, copied=copied), lease

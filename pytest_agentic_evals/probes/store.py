@@ -14,6 +14,8 @@ Pure: nothing here runs a command.
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +23,7 @@ from typing import Any
 
 from pytest_agentic_evals import seals
 from pytest_agentic_evals.evidence.provenance import oracle_sha256, test_source_sha256
-from pytest_agentic_evals.jsonio import write_json_atomically
+from pytest_agentic_evals.jsonio import read_input, write_json_here
 from pytest_agentic_evals.model import Case, Fixture
 from pytest_agentic_evals.probes.targets import (
     GATING,
@@ -92,8 +94,12 @@ NOTHING = Stored(ABSENT, {})
 
 
 def _read(path: Path) -> dict[str, Any]:
+    """The stored results, or nothing: what is not a regular file there (a link, a pipe, a
+    directory, which the skill may have put in its own folder) holds none."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return {}
+        data = json.loads(read_input(path).decode("utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) and data.get("schema") == SCHEMA else {}
@@ -149,7 +155,9 @@ def load(fixture: Fixture) -> dict[str, Stored]:
 
 
 def record(fixture: Fixture, cases: Mapping[str, dict[str, Any]], probed_at: str) -> Path:
-    """Write these cases' results beside the fixture, keeping other cases and fixtures."""
+    """Write these cases' results beside the fixture, keeping other cases and fixtures; a
+    link there is replaced, never followed. Raises OSError when they cannot be written (a
+    directory of that name)."""
     path = store_path(fixture.path)
     data = _read(path) or {"schema": SCHEMA, "version": 1, "fixtures": {}}
     fixtures = data.setdefault("fixtures", {})
@@ -163,8 +171,14 @@ def record(fixture: Fixture, cases: Mapping[str, dict[str, Any]], probed_at: str
         kept[name] = dict(value, probed_at=probed_at)
         kept[name]["seal"] = seals.seal(_sealed_part(fixture.path.name, name, kept[name]))
     entry["cases"] = dict(sorted(kept.items()))
-    write_json_atomically(path, data)
+    write_json_here(path, data)
     return path
+
+
+def not_kept(fixture: Fixture, error: OSError) -> str:
+    """Why a fixture's probe results could not be written beside it."""
+    return (f"the probe results are not kept: {store_path(fixture.path)}: "
+            f"{error.strerror or error}")
 
 
 def inconclusive(stored: Stored, needed: Iterable[str] = CAPABLE_KILLS) -> bool:

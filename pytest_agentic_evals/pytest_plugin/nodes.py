@@ -34,6 +34,7 @@ from pytest_agentic_evals.execution.environment import RunSettings
 from pytest_agentic_evals.execution.stops import CaseStops, stopped_trial
 from pytest_agentic_evals.execution.trial import run_trial
 from pytest_agentic_evals.expectations.builtin import ExpectationKind, extra_schemas
+from pytest_agentic_evals.jsonio import read_input
 from pytest_agentic_evals.loading import load_fixture
 from pytest_agentic_evals.loading.fixture import FixtureError
 from pytest_agentic_evals.model import BLOCKED, FAIL, INFRA_BLOCKED, Case, Fixture, TrialResult
@@ -314,7 +315,9 @@ class TrialItem(pytest.Item):
     def case_line(self) -> int:
         """The line of the fixture where this case is named (1 when it cannot be found)."""
         try:
-            text = self.path.read_text(encoding="utf-8", errors="replace")
+            # Bounded, and without waiting on a pipe: an in-place trial may have put anything
+            # at the fixture's path since it was loaded.
+            text = read_input(self.path).decode("utf-8", errors="replace")
         except OSError:
             return 1
         name = re.escape(json.dumps(self.case.name))

@@ -58,6 +58,7 @@ class Probing:
             default_timeout=settings.timeout or DEFAULT_TIMEOUT_SECONDS)
         self.found: dict[Path, tuple[Fixture, list[CaseProbe]]] = {}
         self.document: dict[str, Any] | None = None
+        self.not_kept: list[str] = []
 
     def kinds(self, hook: Any) -> dict[str, ExpectationKind]:
         try:
@@ -83,8 +84,13 @@ class Probing:
         now = datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
         entries = []
         for fixture, probes in self.found.values():
-            path = store.record(fixture, results.store_records(probes), now)
-            entries.append(results.fixture_entry(fixture, probes, str(path)))
+            try:
+                stored_at: str | None = str(store.record(fixture, results.store_records(probes),
+                                                         now))
+            except OSError as exc:
+                stored_at = None
+                self.not_kept.append(store.not_kept(fixture, exc))
+            entries.append(results.fixture_entry(fixture, probes, stored_at))
         self.document = results.report(entries, self.run_id, now, self.settings.sandbox)
         if self.outputs.report:
             self.outputs.report.write_json(self.document)
@@ -97,6 +103,8 @@ class Probing:
         terminalreporter.section("agentic-evals probe")
         for line in results.terminal_lines(self.document):
             terminalreporter.write_line(line)
+        for line in self.not_kept:
+            terminalreporter.write_line(line, red=True)
 
 
 class ProbeFile(pytest.File):
