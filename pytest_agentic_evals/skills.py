@@ -81,8 +81,9 @@ class Finding:
 
 
 @dataclass(frozen=True)
-class FoundSkill:
-    """A directory holding SKILL.md, with the names of its entries (read once, while walking)."""
+class Folder:
+    """A folder of a skill tree, with the names of its entries (read once, while walking); a
+    skill when it holds SKILL.md."""
 
     path: Path
     files: frozenset[str]
@@ -102,11 +103,13 @@ class SkillMd:
         return value.strip() if isinstance(value, str) and value.strip() else None
 
 
-def discover(root: Path) -> Iterator[FoundSkill]:
-    """Every skill under ``root`` (``root`` included), depth first, in sorted order.
+def folders(root: Path) -> Iterator[Folder]:
+    """Every folder under ``root`` (``root`` included) that a walk of a skill tree looks into,
+    depth first, in sorted order, with the names of its entries.
 
     ``os.scandir`` gives the entry types without a stat per file; skipped folders are pruned
     before they are entered. A folder holding ``pyvenv.cfg`` is a virtualenv whatever its name.
+    A stack rather than recursion: a tree of any depth is walked.
     """
     stack = [str(root)]
     while stack:
@@ -127,12 +130,16 @@ def discover(root: Path) -> Iterator[FoundSkill]:
             continue  # unreadable folder: nothing to audit in it, and no reason to stop
         if "pyvenv.cfg" in files:
             continue
-        if SKILL_FILE in files:
-            yield FoundSkill(Path(directory), frozenset(files), frozenset(dirs))
+        yield Folder(Path(directory), frozenset(files), frozenset(dirs))
         # Reverse-sorted onto a stack, so that they are visited in sorted order.
         for name in sorted(dirs, reverse=True):
             if name not in SKIPPED_DIRS and not name.endswith(".egg-info"):
                 stack.append(os.path.join(directory, name))
+
+
+def discover(root: Path) -> Iterator[Folder]:
+    """Every skill under ``root`` (``root`` included): the folders holding SKILL.md."""
+    return (folder for folder in folders(root) if SKILL_FILE in folder.files)
 
 
 def parse_skill_md(skill_dir: Path, shown: str | None = None) -> SkillMd:
@@ -204,22 +211,22 @@ def eval_not_required_reason(frontmatter: Mapping[str, Any]) -> str | None:
     return None
 
 
-def skill_at(path: Path) -> FoundSkill:
+def skill_at(path: Path) -> Folder:
     """The skill in the directory ``path``, read as discovery would have found it."""
     with os.scandir(path) as entries:
         listed = [(entry.name, entry.is_dir()) for entry in entries]
-    return FoundSkill(path, frozenset(name for name, is_dir in listed if not is_dir),
+    return Folder(path, frozenset(name for name, is_dir in listed if not is_dir),
                       frozenset(name for name, is_dir in listed if is_dir))
 
 
-def entrypoints(skill: FoundSkill) -> list[str]:
+def entrypoints(skill: Folder) -> list[str]:
     found = [name for name in ENTRYPOINT_FILES if name in skill.files]
     if SCRIPTS_DIR in skill.dirs:
         found.append(f"{SCRIPTS_DIR}/")
     return found
 
 
-def fixture_paths(skill: FoundSkill) -> list[Path]:
+def fixture_paths(skill: Folder) -> list[Path]:
     """The skill's agentic-evals fixtures: ``fixtures/agentic_eval*.json`` and a top-level one."""
     found = [skill.path / name for name in sorted(skill.files) if _is_fixture_name(name)]
     if FIXTURES_DIRNAME in skill.dirs:
@@ -236,7 +243,7 @@ def _is_fixture_name(name: str) -> bool:
     return name.startswith(FIXTURE_PREFIX) and name.endswith(".json")
 
 
-def foreign_evals(skill: FoundSkill) -> list[str]:
+def foreign_evals(skill: Folder) -> list[str]:
     found = []
     for relative in FOREIGN_EVALS:
         head, _, tail = relative.rpartition("/")
@@ -254,7 +261,7 @@ def _relative(path: Path, root: Path) -> str:
 
 
 def _audit_fixtures(
-    skill: FoundSkill, root: Path, findings: list[Finding]
+    skill: Folder, root: Path, findings: list[Finding]
 ) -> tuple[list[dict[str, Any]], Counter[str]]:
     """Each fixture of a skill, loaded: its entry, and how many there are of each kind
     (``rejected`` for those that do not load); a rejected fixture's problems join
@@ -320,7 +327,7 @@ def _posture(
     return posture
 
 
-def audit_skill(skill: FoundSkill, root: Path) -> dict[str, Any]:
+def audit_skill(skill: Folder, root: Path) -> dict[str, Any]:
     """One skill's entry in the audit: posture, findings, recommended action."""
     relative = _relative(skill.path, root)
     shown_md = _relative(skill.path / SKILL_FILE, root)
@@ -484,7 +491,7 @@ def scaffold_target(skill_dir: Path) -> Path:
     return skill_dir / FIXTURES_DIRNAME / FIXTURE_NAME
 
 
-def scaffold_blocker(skill: FoundSkill, force: bool) -> str | None:
+def scaffold_blocker(skill: Folder, force: bool) -> str | None:
     """Why ``apply-scaffolds`` leaves this skill alone, or None when it may scaffold it.
 
     A real fixture, even a rejected one, is the user's work and is never replaced; with

@@ -859,3 +859,15 @@ def test_migrate_never_calls_a_file_that_does_not_load_in_todays_form(skill: Ski
     lines(result.stderr).fnmatch_lines([
         "*agentic_eval.json: nothing to rewrite, but it does not load today; fix it by hand*",
         "*no negative or adversarial case*"])
+
+
+@pytest.mark.parametrize("command", [["regressions", "audit"], ["audit-skills"],
+                                     ["coverage", "audit"]])
+def test_a_tree_of_any_depth_is_walked(tmp_path: Path, command: list[str]) -> None:
+    deep = tmp_path
+    for _ in range(1200):  # deeper than Python recurses (pathlib's mkdir itself would not do)
+        deep = deep / "a"
+        deep.mkdir()
+    done = run_cli(*command, str(tmp_path))
+    assert "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert done.returncode in (0, 1, 2), done.stderr

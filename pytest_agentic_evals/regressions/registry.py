@@ -22,7 +22,6 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_agentic_evals.execution.workspace import SKIPPED_NAMES
 from pytest_agentic_evals.jsonio import display_path, read_json, write_json_atomically
 from pytest_agentic_evals.loading import load_fixture
 from pytest_agentic_evals.loading.fixture import FixtureError
@@ -37,6 +36,7 @@ from pytest_agentic_evals.problems import (
 )
 from pytest_agentic_evals.regressions import earlier
 from pytest_agentic_evals.schemas import schema_text
+from pytest_agentic_evals.skills import folders
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
@@ -226,17 +226,11 @@ def find_registry(target: str | os.PathLike[str]) -> Path | None:
 
 
 def find_registries(root: str | os.PathLike[str]) -> list[Path]:
-    """Every ``regressions.json`` under ``root``, skipping VCS, dependency and cache folders."""
-    found = []
-    for directory, subdirectories, files in os.walk(os.path.abspath(root)):
-        subdirectories[:] = sorted(
-            name for name in subdirectories
-            if name not in SKIPPED_NAMES
-            and not os.path.isfile(os.path.join(directory, name, "pyvenv.cfg"))
-        )
-        if REGISTRY_FILENAME in files:
-            found.append(Path(directory) / REGISTRY_FILENAME)
-    return sorted(found)
+    """Every ``regressions.json`` under ``root``, skipping VCS, dependency and cache folders
+    as every walk of a skill tree does (``skills.folders``)."""
+    return sorted(folder.path / REGISTRY_FILENAME
+                  for folder in folders(Path(os.path.abspath(root)))
+                  if REGISTRY_FILENAME in folder.files)
 
 
 def load_registry(path: str | os.PathLike[str]) -> Registry:
