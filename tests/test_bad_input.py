@@ -868,6 +868,11 @@ def test_a_tree_of_any_depth_is_walked(tmp_path: Path, command: list[str]) -> No
     for _ in range(1200):  # deeper than Python recurses (pathlib's mkdir itself would not do)
         deep = deep / "a"
         deep.mkdir()
-    done = run_cli(*command, str(tmp_path))
+    try:
+        done = run_cli(*command, str(tmp_path))
+    finally:  # bottom up: shutil.rmtree, which pytest cleans its temporary folders with, recurses
+        while deep != tmp_path:
+            deep.rmdir()
+            deep = deep.parent
     assert "Traceback" not in done.stderr, done.stderr[-2000:]
     assert done.returncode in (0, 1, 2), done.stderr

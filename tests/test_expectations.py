@@ -286,3 +286,24 @@ def test_artifact_excludes_and_lines_exclude(tmp_path: Path) -> None:
         'artifacts[0] out.json /rows: excludes: \'5550100\' found in "[{\\"phone\\": 5550100}]"']
     assert failures({"path": "missing.txt", "excludes": ["x"]}) == [
         "artifacts[0] missing.txt: file not found after the run"]
+
+
+def test_a_large_file_compared_whole_is_quoted_without_a_copy_of_it(tmp_path: Path) -> None:
+    """A failure quotes at most 120 characters of what the file holds; the quote is made from
+    its start, not from the whole of it encoded (a NUL is six characters in JSON)."""
+    import tracemalloc
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "out.json").write_bytes(b"\0" * 8_000_000)
+    expected = {"artifacts": [{"path": "out.json", "equals": "x"}]}
+    observation = observe(tmp_path, expected=expected)
+    tracemalloc.start()
+    try:
+        failures = check_expectations(expected, observation, builtin_kinds())
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(failures) == 1 and "\\u0000" in failures[0] and len(failures[0]) < 400
+    # The file's text is read once (8 MB); its JSON form would be six times that.
+    assert peak < 3 * 8_000_000, peak

@@ -347,9 +347,21 @@ def _json_or_none(path: Path) -> Any:
         return None
 
 
-def _show(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 120 else text[:117] + "..."
+def _show(value: Any, width: int = 120) -> str:
+    """``value`` in JSON, cut to ``width`` characters. Encoded piece by piece and from a
+    string's start only: a file's whole text (megabytes, where a NUL byte takes six
+    characters) is never encoded whole to show its first line."""
+    if isinstance(value, str):
+        value = value[:width]
+    pieces: list[str] = []
+    length = 0
+    for piece in json.JSONEncoder(ensure_ascii=False).iterencode(value):
+        pieces.append(piece)
+        length += len(piece)
+        if length > width:
+            break
+    text = "".join(pieces)
+    return text if len(text) <= width else text[:width - 3] + "..."
 
 
 def _newline_hint(seen: Any, wanted: Any) -> str:
