@@ -983,6 +983,18 @@ def test_an_input_artifact_cannot_hand_a_trial_its_own_fixture(skill: Skill, how
     fixture_from_data(data, path)
 
 
+@pytest.mark.parametrize("workspace", ["inplace", "copy"])
+def test_an_input_artifact_is_never_written_over_the_fixture(skill: Skill, workspace: str) -> None:
+    """In place, it would replace the user's fixture with what the fixture says."""
+    path = skill.fixtures / "agentic_eval.json"
+    data = skill_fixture(workspace=workspace)
+    data["cases"][0]["artifacts"] = [{"path": "agentic_eval.json", "content": "gone"}]
+    with pytest.raises(FixtureError) as caught:
+        fixture_from_data(data, path)
+    text = caught.value.describe()
+    assert "/cases/0/artifacts/0/path: " in text and "is the fixture itself" in text, text
+
+
 def test_inplace_cases_may_declare_paths_in_the_skill(skill: Skill) -> None:
     data = skill_fixture(workspace="inplace", writable_paths=["../data"])
     fixture = fixture_from_data(data, skill.fixtures / "agentic_eval.json")

@@ -327,6 +327,10 @@ def _build_case(
         problems += _containment(
             artifact.path, artifact.outside_workspace, cwd, skill_dir, shown, pointer + "/path",
         )
+        if os.path.realpath(cwd / artifact.path) == os.path.realpath(fixture_path):
+            problems.append(Problem(shown, pointer + "/path", (
+                f"input file {artifact.path!r} is the fixture itself: in place it would replace "
+                "the fixture, and a trial reads its fixture as an empty file")))
     problems += _expected_problems(expected, cwd, skill_dir, shown, here)
     timeout = case.get("timeout_seconds", defaults.get("timeout_seconds"))
     built = Case(
