@@ -876,3 +876,26 @@ def test_a_tree_of_any_depth_is_walked(tmp_path: Path, command: list[str]) -> No
             deep = deep.parent
     assert "Traceback" not in done.stderr, done.stderr[-2000:]
     assert done.returncode in (0, 1, 2), done.stderr
+
+
+@pytest.mark.parametrize(("arguments", "named"), [
+    (["run", "{fixture}", "--only-category", ""], "--only-category"),
+    (["run", "{fixture}", "--output", ""], "-o/--output"),
+    (["run", "{fixture}", "--md", ""], "--md"),
+    (["probe", "{fixture}", "--case", ""], "--case"),
+    (["audit-skills", ""], "ROOT"),
+])
+def test_an_empty_value_is_refused_not_taken_for_none(
+    skill: Skill, arguments: list[str], named: str
+) -> None:
+    """`--only-category ''` ran every case and said READY; `-o ''` wrote no file."""
+    fixture = str(skill.write(skill_fixture()))
+    done = run_cli(*(word.replace("{fixture}", fixture) for word in arguments))
+    assert done.returncode == 2, done.stderr
+    assert f"argument {named}: expected a value, got an empty string" in done.stderr
+    assert done.stdout == ""
+
+
+def test_an_empty_value_after_the_separator_is_pytests(skill: Skill) -> None:
+    done = run_cli("run", str(skill.write(skill_fixture())), "--", "-k", "")
+    assert done.returncode == 0, done.stderr

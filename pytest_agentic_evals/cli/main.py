@@ -155,6 +155,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(extra)}{hint}")
     if pytest_args and args.command != "run":
         parser.error("arguments after -- are only for 'run'")
+    empty = _given_empty(parser, args)
+    if empty is not None:
+        parser.error(f"argument {empty}: expected a value, got an empty string")
     args.pytest_args = pytest_args
     try:
         if getattr(args, "checks_output", False):
@@ -173,6 +176,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         # (`| head -1`): the command ends there, quietly, as a program SIGPIPE ends.
         silence_closed_streams()
         return EXIT_CLOSED_PIPE
+
+
+def _given_empty(parser: argparse.ArgumentParser, args: argparse.Namespace) -> str | None:
+    """The option (or operand) given an empty string, if one was: ``--output ''`` or
+    ``--only-category ''`` would otherwise read as not given at all, and the command do what
+    it does without it (run every case, write no file) instead of saying so."""
+    for action in parser._actions:  # argparse keeps no public list of a parser's arguments
+        if isinstance(action, argparse._SubParsersAction):
+            chosen = action.choices.get(args.command)
+            return None if chosen is None else _given_empty(chosen, args)
+        value = getattr(args, action.dest, None)
+        values = value if isinstance(value, list) else [value]
+        if "" in values:
+            return "/".join(action.option_strings) or str(action.metavar or action.dest)
+    return None
 
 
 if __name__ == "__main__":
