@@ -307,3 +307,25 @@ def test_a_large_file_compared_whole_is_quoted_without_a_copy_of_it(tmp_path: Pa
     assert len(failures) == 1 and "\\u0000" in failures[0] and len(failures[0]) < 400
     # The file's text is read once (8 MB); its JSON form would be six times that.
     assert peak < 3 * 8_000_000, peak
+
+
+def test_a_pattern_too_slow_to_decide_fails_its_check_instead_of_running_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`x.*status: fail` over a long line of x backtracks for hours; the search is stopped
+    after PATTERN_CPU_SECONDS of the runner's time (shortened here) and decides nothing."""
+    import pytest_agentic_evals.expectations.output as output
+
+    monkeypatch.setattr(output, "PATTERN_CPU_SECONDS", 0.2)
+    slow = "x.*status: fail"
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "out.txt").write_text("x" * 200_000 + " status: ok\n")
+    failures = check(tmp_path, {"stdout_matches": [slow, "status: ok"], "artifacts": [
+        {"path": "out.txt", "matches_regex": slow}]}, stdout=b"x" * 200_000 + b" status: ok\n")
+    assert failures == [
+        f"stdout_matches: /{slow}/ was stopped after 0.2 s of searching stdout: a pattern that "
+        "cannot be decided is no match",
+        f"artifacts[0] out.txt: matches_regex: /{slow}/ was stopped after 0.2 s of searching: "
+        "a pattern that cannot be decided is no match",
+    ]

@@ -18,6 +18,7 @@ from typing import Any
 
 import jsonpointer
 
+from pytest_agentic_evals.expectations import output
 from pytest_agentic_evals.expectations.budget import BUDGET_NOT_TESTED, check_budget
 from pytest_agentic_evals.expectations.domains import check_allowed, check_disallowed
 from pytest_agentic_evals.expectations.observation import STREAMS, ArtifactError, Observation
@@ -95,7 +96,12 @@ def _stream_checker(stream: str, mode: str) -> Check:
             elif mode == "excludes" and observation.contains(stream, value):
                 failures.append(f"{stream}_excludes: {value!r} found in {stream}")
             elif mode == "matches" and not observation.matches(stream, value):
-                failures.append(f"{stream}_matches: no match for /{value}/ in {stream}")
+                if observation.too_slow(stream, value):
+                    failures.append(f"{stream}_matches: /{value}/ was stopped after "
+                                    f"{output.PATTERN_CPU_SECONDS:g} s of searching {stream}: "
+                                    f"{UNDECIDED}")
+                else:
+                    failures.append(f"{stream}_matches: no match for /{value}/ in {stream}")
         return failures
 
     return check
@@ -289,9 +295,13 @@ def _value_checks(assertion: Mapping[str, Any], value: Any, needs_json: bool) ->
                                    if not needs_json else f" in {_show(text)}"))
     if "matches_regex" in assertion:
         text = value if isinstance(value, str) else json.dumps(value)
-        if not re.search(assertion["matches_regex"], text):
-            failures.append(f"matches_regex: /{assertion['matches_regex']}/ does not match "
-                            f"{_show(text)}")
+        pattern = assertion["matches_regex"]
+        try:
+            if not output.bounded_search(re.compile(pattern), text):
+                failures.append(f"matches_regex: /{pattern}/ does not match {_show(text)}")
+        except output.PatternTooSlow:
+            failures.append(f"matches_regex: /{pattern}/ was stopped after "
+                            f"{output.PATTERN_CPU_SECONDS:g} s of searching: {UNDECIDED}")
     return failures
 
 
@@ -345,6 +355,9 @@ def _json_or_none(path: Path) -> Any:
         return _json_value(path, "")
     except ArtifactError:
         return None
+
+
+UNDECIDED = "a pattern that cannot be decided is no match"
 
 
 def _show(value: Any, width: int = 120) -> str:

@@ -46,6 +46,7 @@ class Observation:
     cache: dict[str, Any] = field(default_factory=dict)
     """What checks read once per trial and share (a parsed trajectory, for one)."""
     _searched: dict[str, tuple[set[str], set[str]]] = field(default_factory=dict)
+    _slow: dict[str, set[str]] = field(default_factory=dict)
     _resolved: dict[tuple[str, bool], Path] = field(default_factory=dict)
 
     def stream_path(self, stream: str) -> Path:
@@ -59,20 +60,26 @@ class Observation:
         _, matched = self._search(stream, patterns=(pattern,))
         return pattern in matched
 
+    def too_slow(self, stream: str, pattern: str) -> bool:
+        """Whether the search for ``pattern`` in ``stream`` was stopped before it decided."""
+        return pattern in self._slow.get(stream, ())
+
     def _search(
         self, stream: str, substrings: Sequence[str] = (), patterns: Sequence[str] = ()
     ) -> tuple[set[str], set[str]]:
         known_subs, known_patterns = self.needles.get(stream, (frozenset(), frozenset()))
         if stream not in self._searched:
             self._searched[stream] = search_stream(
-                self.stream_path(stream), known_subs, [re.compile(p) for p in known_patterns]
+                self.stream_path(stream), known_subs, [re.compile(p) for p in known_patterns],
+                self._slow.setdefault(stream, set()),
             )
         found, matched = self._searched[stream]
         extra_subs = [s for s in substrings if s not in known_subs]
         extra_patterns = [p for p in patterns if p not in known_patterns]
         if extra_subs or extra_patterns:  # a plugin asked for something not declared up front
             more_found, more_matched = search_stream(
-                self.stream_path(stream), extra_subs, [re.compile(p) for p in extra_patterns]
+                self.stream_path(stream), extra_subs, [re.compile(p) for p in extra_patterns],
+                self._slow.setdefault(stream, set()),
             )
             found |= more_found
             matched |= more_matched

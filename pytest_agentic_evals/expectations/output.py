@@ -9,6 +9,8 @@ from __future__ import annotations
 import codecs
 import os
 import re
+import signal
+import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -20,6 +22,9 @@ CHUNK_BYTES = 4 * 1024 * 1024
 # in windows that overlap by REGEX_OVERLAP_CHARS, so a match must be shorter than that.
 WHOLE_STREAM_REGEX_BYTES = 16 * 1024 * 1024
 REGEX_OVERLAP_CHARS = 1024 * 1024
+# A search that takes longer than this, of the runner's CPU, is stopped and decides nothing:
+# a backtracking pattern over a long line (`x.*y` over a megabyte of x) would run for days.
+PATTERN_CPU_SECONDS = 10.0
 EXCERPT_BYTES = 2048
 # Each end of a long stream is redacted before it is cut, over a window this much longer than
 # its excerpt, so that a secret across the cut is replaced whole, never kept as two halves. The
@@ -56,21 +61,60 @@ def decoded_chunks(path: Path) -> Iterator[str]:
     yield decoder.decode(b"", final=True)
 
 
+class PatternTooSlow(Exception):
+    """A search stopped after PATTERN_CPU_SECONDS."""
+
+
+def bounded_search(regex: re.Pattern[str], text: str) -> bool:
+    """Whether ``regex`` matches in ``text``; PatternTooSlow once the search has taken
+    PATTERN_CPU_SECONDS of the process's CPU. Python's matcher looks at signals as it goes, so
+    a CPU timer (SIGVTALRM, which no test runner's timeout uses) ends it; outside the main
+    thread, where no handler can be set, the search is not bounded."""
+    if threading.current_thread() is not threading.main_thread():
+        return regex.search(text) is not None
+
+    def stop(signum: int, frame: Any) -> None:
+        raise PatternTooSlow(regex.pattern)
+
+    previous = signal.signal(signal.SIGVTALRM, stop)
+    try:
+        signal.setitimer(signal.ITIMER_VIRTUAL, PATTERN_CPU_SECONDS)
+        return regex.search(text) is not None
+    finally:
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+        signal.signal(signal.SIGVTALRM, previous)
+
+
 def search_stream(
-    path: Path, substrings: Iterable[str], patterns: Iterable[re.Pattern[str]]
+    path: Path, substrings: Iterable[str], patterns: Iterable[re.Pattern[str]],
+    slow: set[str] | None = None,
 ) -> tuple[set[str], set[str]]:
-    """Which substrings occur, and which patterns match (by pattern text), anywhere in the file."""
+    """Which substrings occur, and which patterns match (by pattern text), anywhere in the
+    file. A pattern whose search was stopped (``bounded_search``) matches nothing, and is
+    added to ``slow``."""
     wanted = set(substrings)
     regexes = {pattern.pattern: pattern for pattern in patterns}
     found: set[str] = set()
     matched: set[str] = set()
+    stopped = set() if slow is None else slow
     if not wanted and not regexes:
         return found, matched
     if not path.exists():
         return found, matched
+
+    def matches(key: str, regex: re.Pattern[str], text: str) -> bool:
+        if key in stopped:
+            return False
+        try:
+            return bounded_search(regex, text)
+        except PatternTooSlow:
+            stopped.add(key)
+            return False
+
     if regexes and path.stat().st_size <= WHOLE_STREAM_REGEX_BYTES:
         text = "".join(decoded_chunks(path))
-        return {s for s in wanted if s in text}, {k for k, r in regexes.items() if r.search(text)}
+        return ({s for s in wanted if s in text},
+                {k for k, r in regexes.items() if matches(k, r, text)})
 
     overlap = max((len(s) - 1 for s in wanted), default=0)
     if regexes:
@@ -79,8 +123,9 @@ def search_stream(
     for chunk in decoded_chunks(path):
         window = carry + chunk
         found |= {s for s in wanted - found if s in window}
-        matched |= {key for key, r in regexes.items() if key not in matched and r.search(window)}
-        if found == wanted and len(matched) == len(regexes):
+        matched |= {key for key, r in regexes.items()
+                    if key not in matched and matches(key, r, window)}
+        if found == wanted and len(matched) + len(stopped & regexes.keys()) == len(regexes):
             break  # everything asked for is already seen: no need to read the rest
         carry = window[-overlap:] if overlap else ""
     return found, matched
