@@ -899,3 +899,20 @@ def test_an_empty_value_is_refused_not_taken_for_none(
 def test_an_empty_value_after_the_separator_is_pytests(skill: Skill) -> None:
     done = run_cli("run", str(skill.write(skill_fixture())), "--", "-k", "")
     assert done.returncode == 0, done.stderr
+
+
+def test_a_trailing_newline_is_no_part_of_a_name(skill: Skill) -> None:
+    """Python's `$` also matches before a final newline: `name-dropped\\n` went through as a
+    regression id (then named nothing `--regression` could select), `slow\\n` as a tag."""
+    from pytest_agentic_evals.regressions.registry import registry_from_data
+
+    tagged = skill_fixture()
+    tagged["cases"][0]["tags"] = ["slow\n"]
+    assert any("/cases/0/tags/0" in problem for problem in problems_of(skill.write(tagged)))
+    registry = {"schema": "agentic_evals.regressions.v1", "skill": "greeter", "regressions": [
+        {"regression_id": "name-dropped\n", "incident": {"incident_id": "inc-1",
+                                                         "date": "2026-01-10"},
+         "retained_case": "greets"}]}
+    with pytest.raises(RegistryError) as caught:
+        registry_from_data(registry, skill.fixtures / "regressions.json")
+    assert "/regressions/0/regression_id" in str(caught.value.problems), caught.value.problems

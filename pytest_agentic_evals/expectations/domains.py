@@ -45,7 +45,7 @@ _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 # The same pattern is in the fixture schema (a test keeps them equal): a host name, optionally
 # "*."-prefixed, an IPv4 address (which is host-name shaped) or an IPv6 address (checked again
 # with ipaddress at load).
-ENTRY_PATTERN = rf"^(?:(?:\*\.)?{_LABEL}(?:\.{_LABEL})*|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$"
+ENTRY_PATTERN = rf"^(?:(?:\*\.)?{_LABEL}(?:\.{_LABEL})*|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$(?!\n)"
 _REQUESTED_HOST = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*")
 # What inet_aton reads as an IPv4 address: one to four parts, decimal, octal or hex.
 _LEGACY_IPV4 = re.compile(r"(?:0x[0-9a-f]*|[0-9]+)(?:\.(?:0x[0-9a-f]*|[0-9]+)){0,3}")
