@@ -557,6 +557,31 @@ def test_verify_a_rejected_retained_fixture_is_bad_input(skill: Skill) -> None:
                for reason in verdicts(report)["name-dropped"]["reasons"])
 
 
+def test_a_retained_fixture_out_of_the_skill_is_refused(skill: Skill, tmp_path: Path) -> None:
+    """A registry (which the agent under evaluation may write) names its guard in its own
+    skill: `../../elsewhere/agentic_eval.json` would verify the regression on another skill's
+    fixture."""
+    greeter(skill.root)
+    elsewhere = greeter(tmp_path / "elsewhere")
+    write_registry(skill, registry(record(retained_fixture="../../elsewhere/fixtures/"
+                                          "agentic_eval.json")))
+    result = run_cli("regressions", "show", ".", cwd=skill.root)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert ("/regressions/0/retained_fixture: retained_fixture resolves outside the skill "
+            f"directory {skill.root}") in result.stderr
+    assert elsewhere.root.is_dir()
+
+
+def test_a_retained_fixture_that_is_not_a_file_is_said_to_be_so(skill: Skill) -> None:
+    greeter(skill.root)
+    (skill.fixtures / "guard.json").mkdir()
+    write_registry(skill, registry(record(retained_fixture="guard.json")))
+    result, report = verify(skill)
+    assert result.returncode != 0, result.stderr
+    assert any("retained fixture fixtures/guard.json is not a regular file" in reason
+               for reason in verdicts(report)["name-dropped"]["reasons"]), report
+
+
 def test_the_projects_own_regression_is_verified() -> None:
     """fixtures/regressions.json records a real regression of this product, and its proof
     really fails against the old behaviour (see fixtures/regressions/)."""

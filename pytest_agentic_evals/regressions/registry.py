@@ -26,7 +26,7 @@ from pytest_agentic_evals.jsonio import display_path, read_json, write_json_atom
 from pytest_agentic_evals.loading import load_fixture
 from pytest_agentic_evals.loading.fixture import FixtureError
 from pytest_agentic_evals.loading.oschars import system_string_problems
-from pytest_agentic_evals.model import FIXTURES_DIRNAME, Fixture
+from pytest_agentic_evals.model import FIXTURES_DIRNAME, Fixture, skill_dir_for
 from pytest_agentic_evals.problems import (
     InputError,
     Problem,
@@ -396,6 +396,14 @@ def _build_regression(
         problems.append(Problem(shown, f"{here}/retained_fixture", "retained_fixture must be "
                                 "relative to the registry's folder, so the registry can move "
                                 "with its skill"))
+    else:
+        skill_dir = skill_dir_for(registry_path)
+        named = registry_path.parent / fixture_text
+        if not (_within(os.path.normpath(named), skill_dir)
+                and _within(os.path.realpath(named), Path(os.path.realpath(skill_dir)))):
+            problems.append(Problem(shown, f"{here}/retained_fixture", (
+                f"retained_fixture resolves outside the skill directory {skill_dir}: a "
+                "regression is guarded by a case of its own skill")))
     proof = None
     if "fail_before_fix" in record:
         proof, proof_problems = _build_proof(record["fail_before_fix"], proof_base, shown,
@@ -475,8 +483,10 @@ def retained_case_problems(
     """Why the retained case cannot guard (empty when it can), whether that is an input error
     (the retained fixture is unreadable or rejected), and the loaded fixture."""
     shown = display_path(regression.retained_fixture)
-    if not regression.retained_fixture.is_file():
+    if not regression.retained_fixture.exists():
         return [f"retained fixture {shown} not found"], False, None
+    if not regression.retained_fixture.is_file():
+        return [f"retained fixture {shown} is not a regular file"], False, None
     try:
         # A guard is judged by its verification (it must fail before the fix), not by the
         # contract: the retained fixture may be one written for that proof alone.
@@ -515,3 +525,7 @@ def record_last_proven(path: Path, regression_ids: Iterable[str], day: date) -> 
             record["last_proven"] = day.isoformat()
     registry_from_data(data, path)  # never write a registry that would not load
     write_json_atomically(path, data)
+
+
+def _within(path: str, root: Path) -> bool:
+    return Path(path) == root or root in Path(path).parents
