@@ -18,11 +18,10 @@ from typing import Any
 
 import jsonpointer
 
-from pytest_agentic_evals.expectations import output
+import pytest_agentic_evals.expectations.output as output
 from pytest_agentic_evals.expectations.budget import BUDGET_NOT_TESTED, check_budget
 from pytest_agentic_evals.expectations.domains import check_allowed, check_disallowed
 from pytest_agentic_evals.expectations.observation import STREAMS, ArtifactError, Observation
-from pytest_agentic_evals.expectations.output import first_hole
 from pytest_agentic_evals.expectations.trajectory import NOT_TESTED_PREFIXES, check_trajectory
 from pytest_agentic_evals.jsonio import too_long_number
 from pytest_agentic_evals.jsonvalues import json_equal, json_type
@@ -214,7 +213,7 @@ def _file_checks(assertion: Mapping[str, Any], path: Path) -> list[str]:
     size = path.stat().st_size
     if "min_bytes" in assertion and size < assertion["min_bytes"]:
         failures.append(f"min_bytes: expected at least {assertion['min_bytes']}, file has {size}")
-    if "sha256" in assertion and first_hole(path) is not None:
+    if "sha256" in assertion and output.first_hole(path) is not None:
         failures.append("sha256: the file was extended without being written (it has holes): "
                         "not hashed")
     elif "sha256" in assertion:
