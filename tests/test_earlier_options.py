@@ -110,6 +110,10 @@ def test_category_selection_explicit_and_through_a_map(skill: Skill, tmp_path: P
     ('{"schema": "other"}', "not a category map"),
     ('{"schema": "agentic_evals.category_map.v1", "categories": {}}', "non-empty object"),
     ('{"schema": "agentic_evals.category_map.v1", "categories": {"a": {}}}', "category_id"),
+    ('{"schema": "agentic_evals.category_map.v1", "categories": {"a": {"category_id": "a", '
+     '"seams": "empty-name"}}}', "category 'a': \"seams\" must be a list of strings"),
+    ('{"schema": "agentic_evals.category_map.v1", "categories": {"a": {"category_id": "a", '
+     '"supports_claims": [1]}}}', "\"supports_claims\" must be a list of strings"),
 ])
 def test_a_bad_category_map_is_one_message(tmp_path: Path, content: str | None,
                                            message: str) -> None:

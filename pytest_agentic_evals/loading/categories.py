@@ -41,15 +41,21 @@ def load_category_map(path: str) -> dict[str, set[str]]:
     for key, entry in categories.items():
         if not isinstance(entry, dict) or not isinstance(entry.get("category_id"), str):
             raise CategoryError(f"{path}: category {key!r} needs a string \"category_id\"")
-        links = {f"seam:{s}" for s in _strings(entry.get("seams"))}
-        links |= {f"claim:{c}" for c in _strings(entry.get("supports_claims"))}
+        links = {f"seam:{s}" for s in _strings(entry, "seams", path, key)}
+        links |= {f"claim:{c}" for c in _strings(entry, "supports_claims", path, key)}
         for name in (entry["category_id"], key):
             covered.setdefault(name, set()).update(links)
     return covered
 
 
-def _strings(value: Any) -> list[str]:
-    return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
+def _strings(entry: Mapping[str, Any], field: str, path: str, key: str) -> list[str]:
+    """A category's list of ids (none when it has no such field); CategoryError when it is
+    not a list of strings: left out, the category would relate to no case, and the only
+    message would be that no case matches."""
+    value = entry.get(field, [])
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise CategoryError(f"{path}: category {key!r}: \"{field}\" must be a list of strings")
+    return value
 
 
 def category_cases(
