@@ -61,6 +61,8 @@ def test_a_raw_selector_in_a_requirement_is_refused(app: App, qid: str, kind: st
 @pytest.mark.parametrize(("value", "message"), [
     ("a.login-link:hover", '"a.login-link:hover" is a raw CSS selector' + QID_ADVICE),
     ("login!", '"login!" is not a stable qid' + QID_ADVICE),
+    ("sign\nin", '"sign\\nin" is not a stable qid (it holds a control character: a line '
+                  'break, a tab)' + QID_ADVICE),
     (7, "7 is not a qid"),
 ])
 def test_raw_selector_message(value: Any, message: str) -> None:

@@ -120,7 +120,9 @@ def raw_selector_message(value: Any) -> str:
     """Why a value is not a stable qid; raw CSS selectors and XPath expressions by name."""
     if not isinstance(value, str):
         return f"{shown_value(value)} is not a qid"
-    if _XPATH_START.search(value.strip()) or "@" in value:
+    if any(ord(char) < 32 or ord(char) == 127 for char in value):
+        kind = "not a stable qid (it holds a control character: a line break, a tab)"
+    elif _XPATH_START.search(value.strip()) or "@" in value:
         kind = "a raw XPath expression"
     elif _CSS_MARKS.search(value):
         kind = "a raw CSS selector"
