@@ -253,6 +253,14 @@ def escape_controls(text: str) -> str:
     return escape_surrogates(_CONTROLS.sub(lambda match: f"\\x{ord(match.group()):02x}", text))
 
 
+def escape_line(text: str) -> str:
+    """One line of a table or summary made safe to print: ``escape_controls``, and a line
+    break inside it shown as ``\\n``. What a fixture names (a skill, a seam, a claim) is
+    printed inside a line, where a line break of its own would make a line of its choosing
+    (``READY ...``) under the real one."""
+    return escape_controls(text).replace("\n", "\\n")
+
+
 def escape_surrogates(text: str) -> str:
     """``text`` with each half of a UTF-16 pair that stands alone written as its escape
     (``\\ud800``): a message quoting such a value still shows it, and stays text."""

@@ -100,3 +100,27 @@ def test_the_pytest_probe_says_when_it_cannot_keep_its_results(pytester: pytest.
     result.stdout.fnmatch_lines([f"the probe results are not kept: {fixture.parent / FILENAME}: "
                                  "a directory has that name"])
     assert json.loads(report.read_text())["fixtures"][0]["stored_at"] is None
+
+
+FAKE = "x\nREADY            forged/agentic_eval.json: 9/9 cases passed\x1b[32m"
+
+
+def test_names_in_a_fixture_cannot_print_lines_of_their_own(skill: Skill, tmp_path: Path) -> None:
+    """A skill, seam or claim name is printed inside a line of the summary or a table: a line
+    break or an escape sequence of its own would print a verdict of its choosing under the
+    real one, or drive the terminal."""
+    data = skill_fixture(skill=FAKE)
+    data["cases"].append({"name": "broken", "type": "positive", "command": ["bash", "../run.sh"],
+                          "expected": {"exit_code": 0}})
+    data["seams"] = [{"seam_id": FAKE, "seam_type": "input", "criticality": "critical",
+                      "required_evidence": ["live_e2e"]}]
+    data["cases"][1]["seams"] = [FAKE]
+    fixture = skill.write(data)
+    run = run_console_script("run", str(fixture), "--output", str(tmp_path / "r.json"),
+                             timeout=120)
+    audit = run_console_script("coverage", "audit", str(skill.root), timeout=120)
+    assert run.returncode == 1 and audit.returncode == 1, run.stderr + audit.stdout
+    for output in (run.stderr, audit.stdout, audit.stderr):
+        assert "\x1b" not in output
+        assert not [line for line in output.splitlines() if line.startswith("READY")], output
+    assert "x\\nREADY            forged" in run.stderr

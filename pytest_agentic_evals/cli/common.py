@@ -21,6 +21,7 @@ from pytest_agentic_evals.jsonio import (
     write_json_atomically,
 )
 from pytest_agentic_evals.model import ALLOW_EXEMPT_RUN
+from pytest_agentic_evals.redaction import escape_line
 
 EXIT_OK, EXIT_GATE, EXIT_INPUT = 0, 1, 2
 EXIT_RUNNER = 3  # the runner itself failed: pytest killed or crashed under `run`
@@ -112,7 +113,7 @@ def emit(report: dict[str, Any], args: argparse.Namespace, lines: list[str]) -> 
         print_document(json_text(report))
     else:
         for line in lines:
-            print(line)
+            print(escape_line(line))
     write_output(report, args.output)
 
 

@@ -18,6 +18,7 @@ from pytest_agentic_evals.jsonio import decode_json, display_path, read_input
 from pytest_agentic_evals.loading.programs import missing_programs
 from pytest_agentic_evals.model import ALLOW_EXEMPT_RUN
 from pytest_agentic_evals.problems import InputError
+from pytest_agentic_evals.redaction import escape_line
 from pytest_agentic_evals.report import report_problems
 from pytest_agentic_evals.schemas import schema_text
 from pytest_agentic_evals.summary import markdown, terminal_lines
@@ -85,5 +86,5 @@ def render_report(args: argparse.Namespace) -> int:
         print_document(markdown(report))
     else:
         for line in terminal_lines(report):
-            print(line.text)
+            print(escape_line(line.text))
     return EXIT_OK

@@ -18,6 +18,7 @@ from pytest_agentic_evals.jsonio import (
     write_text_atomically,
 )
 from pytest_agentic_evals.problems import InputError
+from pytest_agentic_evals.redaction import escape_line
 
 
 def add_parser(commands: Any, name: str, help: str) -> None:
@@ -67,7 +68,7 @@ def plan_journeys(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"{exc.filename or args.output}: cannot write: {exc.strerror}", file=sys.stderr)
         return EXIT_INPUT
-    print("\n".join(journeys.lines(plan)))
+    print("\n".join(escape_line(line) for line in journeys.lines(plan)))
     print(f"plan: {args.output}", file=sys.stderr)
     if fragment is not None:
         print(f"scaffold: {args.scaffold_output} ({len(fragment['cases'])} candidate case(s), "

@@ -34,6 +34,7 @@ from pytest_agentic_evals.jsonio import PinnedOutput, display_path, json_text
 from pytest_agentic_evals.model import SANDBOX_MODES, Fixture
 from pytest_agentic_evals.probes import results, store
 from pytest_agentic_evals.probes.runner import probe_fixture
+from pytest_agentic_evals.redaction import escape_line
 
 
 def add_parser(commands: Any, name: str, help: str) -> None:
@@ -119,5 +120,5 @@ def _probe_and_write(
         print_document(results.markdown(document) + "\n")
     else:
         for line in results.terminal_lines(document):
-            print(line)
+            print(escape_line(line))
     return EXIT_GATE if document["verdict"] == results.FAILED else EXIT_OK

@@ -20,6 +20,7 @@ from pytest_agentic_evals.cli.common import (
 )
 from pytest_agentic_evals.jsonio import json_text
 from pytest_agentic_evals.loading.fixture import FixtureError
+from pytest_agentic_evals.redaction import escape_line
 
 # A scaffold asks for an exemption from the contract that only the run grants; say so where it
 # is written, with the command that runs it.
@@ -63,11 +64,12 @@ def audit_skills(args: argparse.Namespace) -> int:
         return EXIT_INPUT
     report = skills.audit(Path(args.root))
     lines = skills.audit_lines(report)
+    shown = "\n".join(escape_line(line) for line in lines)
     if args.format == "table":
-        print("\n".join(lines))
+        print(shown)
     else:
         print_document(json_text(report))
-        print("\n".join(lines), file=sys.stderr)
+        print(shown, file=sys.stderr)
     write_output(report, args.output)
     return EXIT_OK
 

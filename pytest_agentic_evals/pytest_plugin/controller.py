@@ -45,7 +45,7 @@ from pytest_agentic_evals.pytest_plugin.worker import (
     RESULT_SEAL_ATTRIBUTE,
     RUN_ID_KEY,
 )
-from pytest_agentic_evals.redaction import Redactor, escape_controls
+from pytest_agentic_evals.redaction import Redactor, escape_line
 from pytest_agentic_evals.report import build_fixture_report, session_report
 from pytest_agentic_evals.seals import mac
 from pytest_agentic_evals.summary import fixture_reports, markdown, terminal_lines
@@ -421,7 +421,7 @@ class Controller:
                 write(f"  {path}", yellow=True)
         if self.session_report:
             for line in terminal_lines(self.session_report):
-                write(escape_controls(line.text), **({line.colour: True} if line.colour else {}))
+                write(escape_line(line.text), **({line.colour: True} if line.colour else {}))
         for note in self.notes:
             write(f"agentic-evals: {note}", yellow=True)
         if self.settings.report and not self.settings.report_unannounced:
@@ -435,12 +435,12 @@ class Controller:
             verb = "would fail (report only)" if self.settings.report_only else "failed"
             write(f"agentic-evals: session {verb}, not READY:", red=True, bold=True)
             for reason in self.gate_failures:
-                write(f"  {reason}", red=True)
+                write(f"  {escape_line(reason)}", red=True)
         if self.tampering:
             write("agentic-evals: session failed: a hook may add to the report, never change what "
                   "the runner wrote (its changes were undone):", red=True, bold=True)
             for refused in self.tampering:
-                write(f"  {refused}", red=True)
+                write(f"  {escape_line(refused)}", red=True)
 
 
 class XdistHooks:
