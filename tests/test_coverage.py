@@ -85,6 +85,20 @@ def test_checking_a_word_of_the_own_argv_or_success_prose_is_weak(skill: Skill) 
     assert "own argv" in reasons["echoed"][0] and "success prose" in reasons["prose"][0]
 
 
+def test_a_guard_that_never_runs_the_skill_guards_nothing(skill: Skill) -> None:
+    """`stat` of a path that is not there exits 1 every time: a check that can fail, of a
+    command that never reaches the skill."""
+    elsewhere = {"name": "guard-elsewhere", "type": "negative", "seams": ["greeting"],
+                 "command": ["stat", "/nonexistent-path-for-a-guard"],
+                 "expected": {"exit_code": 1}}
+    skill.write(seamed([greets("smoke", expected={"exit_code": 0}), elsewhere]))
+    code, report, _ = coverage("show", str(skill.root))
+    [seam] = only_fixture(report)["seams"]
+    assert (code, seam["status"]) == (1, "weak_only"), seam
+    reasons = {c["case"]: c.get("weak_reasons") for c in seam["cases"]}
+    assert reasons["guard-elsewhere"][0].startswith("its command reaches no code of the skill")
+
+
 def test_a_case_naming_an_undeclared_seam_is_invalid_input(skill: Skill) -> None:
     skill.write(seamed([greets("greets"), greets("stray", seams=["greting"])]))
     code, _, stderr = coverage("show", str(skill.root))

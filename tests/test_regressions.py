@@ -582,6 +582,22 @@ def test_a_retained_fixture_that_is_not_a_file_is_said_to_be_so(skill: Skill) ->
                for reason in verdicts(report)["name-dropped"]["reasons"]), report
 
 
+def test_a_retained_case_that_never_runs_the_skill_guards_nothing(skill: Skill) -> None:
+    """`stat` of a missing path exits 1 now and before any fix: a guard of nothing."""
+    greeter(skill.root)
+    data = skill_fixture()
+    data["cases"].append({"name": "no-leftover-lock", "type": "negative",
+                          "command": ["stat", "/nonexistent-lock-of-a-guard"],
+                          "expected": {"exit_code": 1}})
+    skill.write(data)
+    write_registry(skill, registry(record(retained_case="no-leftover-lock")))
+    result, report = verify(skill)
+    assert result.returncode != 0, result.stdout + result.stderr
+    reasons = verdicts(report)["name-dropped"]["reasons"]
+    assert any("retained case 'no-leftover-lock' reaches no code of the skill" in reason
+               for reason in reasons), reasons
+
+
 def test_the_projects_own_regression_is_verified() -> None:
     """fixtures/regressions.json records a real regression of this product, and its proof
     really fails against the old behaviour (see fixtures/regressions/)."""

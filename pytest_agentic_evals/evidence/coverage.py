@@ -22,7 +22,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from pytest_agentic_evals.evidence.qualification import oracle, qualify
+from pytest_agentic_evals.evidence.qualification import oracle, qualify, unreached
 from pytest_agentic_evals.jsonio import display_path
 from pytest_agentic_evals.loading import load_fixture
 from pytest_agentic_evals.loading.fixture import FixtureError
@@ -107,6 +107,11 @@ def _guard(case: Case, stored: probe_store.Stored = probe_store.NOTHING) -> _Gua
     """A case as a guard. A fresh probe result decides whether its oracle can fail, in both
     directions; without one (none, or stale) the static judgement of :func:`oracle` does."""
     q = qualify(case, stored)
+    not_the_skill = unreached(case)
+    if not_the_skill is not None:
+        return _Guard(case, q.effective, q.declared, q.live_qualified, q.disqualifiers, False,
+                      (f"its command reaches no code of the skill: {not_the_skill}",),
+                      probe_store.SOURCE_STATIC, stored)
     capable, reasons = oracle(case)
     source = probe_store.SOURCE_STATIC
     needed = (probe_store.VALUE_KILLS if VALUE_REPRESENTATION_SEAM in case.seams

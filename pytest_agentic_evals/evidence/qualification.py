@@ -389,6 +389,17 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
+def unreached(case: Case) -> str | None:
+    """Why the case's command reaches no code of the skill, or None when it does: such a case
+    guards nothing of the skill, whatever its checks are (``stat`` of a missing path exits 1
+    every time)."""
+    try:
+        entrypoint, explanation = own_code_reached(case)
+    except CommandParseError as exc:
+        return f"its command cannot be analysed: {exc}"
+    return None if entrypoint is not None else explanation
+
+
 def oracle(case: Case) -> tuple[bool, list[str]]:
     """(capable, why not): can this case fail on something the command does not announce?"""
     expected = case.expected

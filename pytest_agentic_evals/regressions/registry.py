@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_agentic_evals.jsonio import display_path, read_json, write_json_atomically
 from pytest_agentic_evals.loading import load_fixture
+from pytest_agentic_evals.loading.contract import own_code_reached
 from pytest_agentic_evals.loading.fixture import FixtureError
 from pytest_agentic_evals.loading.oschars import system_string_problems
 from pytest_agentic_evals.model import FIXTURES_DIRNAME, Fixture, skill_dir_for
@@ -36,6 +37,7 @@ from pytest_agentic_evals.problems import (
 )
 from pytest_agentic_evals.regressions import earlier
 from pytest_agentic_evals.schemas import schema_text
+from pytest_agentic_evals.shell import CommandParseError
 from pytest_agentic_evals.skills import folders
 
 if TYPE_CHECKING:
@@ -503,6 +505,15 @@ def retained_case_problems(
         hint = f" (renamed to {close[0]!r}?)" if close else ""
         return ([f"retained case {regression.retained_case!r} not found in {shown}{hint}: "
                  "nothing guards this regression any more"], False, fixture)
+    case = fixture.cases[names.index(regression.retained_case)]
+    try:
+        entrypoint, explanation = own_code_reached(case)
+    except CommandParseError as exc:
+        entrypoint, explanation = None, f"its command cannot be analysed: {exc}"
+    if entrypoint is None:
+        return ([f"retained case {regression.retained_case!r} reaches no code of the skill "
+                 f"({explanation}): a guard that never runs the skill cannot show it fixed"],
+                False, fixture)
     return [], False, fixture
 
 
