@@ -597,16 +597,26 @@ def test_a_shared_live_case_without_per_claim_artifacts_counts_for_none(skill: S
     assert readiness == READINESS_NOT_ESTABLISHED
 
 
-@pytest.mark.parametrize("copied", [True, False], ids=["copied-check", "optional-check"])
+COPIES = {
+    "copied-check": {"path": "out/a.json", "is_true": True},
+    # The same check with a key that checks nothing at its value, or its lines in another
+    # order: still the same check.
+    "copy-with-a-no-op": {"path": "out/a.json", "is_true": True, "min_bytes": 0,
+                          "optional": False},
+    "optional-check": {"path": "out/b.json", "is_true": True, "optional": True},
+}
+
+
+@pytest.mark.parametrize("second", COPIES.values(), ids=COPIES.keys())
 def test_a_shared_live_case_needs_a_check_of_its_own_per_claim(
-    skill: Skill, copied: bool
+    skill: Skill, second: dict[str, Any]
 ) -> None:
     """The same assertion under two labels reads one thing once, and an optional one reads
     nothing when the file is missing: neither proves a second claim."""
+    copied = not second.get("optional")
     shared = live("l", "a", "b")
     check = {"path": "out/a.json", "is_true": True}
-    second = {**check, "claim": "b"} if copied else \
-        {"path": "out/b.json", "is_true": True, "optional": True, "claim": "b"}
+    second = {**second, "claim": "b"}
     shared["expected"]["artifacts"] = [{**check, "claim": "a"}, second]
     fixture = skill.load([claim("a", "live_e2e"), claim("b", "live_e2e")], [shared])
     report, _, _ = judge(fixture, all_pass(fixture))

@@ -132,9 +132,21 @@ def _counts_for(evidence: _Evidence, claim_id: str) -> str | None:
             f"claim's), so it does not count for {claim_id!r}")
 
 
+# Keys that check nothing at these values: an assertion that adds one to another claim's
+# assertion is still a copy of it.
+_NO_OP_VALUES: dict[str, Any] = {"optional": False, "min_bytes": 0, "min_length": 0}
+
+
 def _check_of(assertion: Mapping[str, Any]) -> dict[str, Any]:
-    """What an artifact assertion checks, without the claim it is labelled with."""
-    return {key: value for key, value in assertion.items() if key != "claim"}
+    """What an artifact assertion checks: without the claim it is labelled with, the keys
+    that check nothing at their value, and the order of its lines."""
+    check = {key: value for key, value in assertion.items() if key != "claim" and not (
+        key in _NO_OP_VALUES and value == _NO_OP_VALUES[key]
+        and type(value) is type(_NO_OP_VALUES[key]))}
+    lines = check.get("lines_contain")
+    if isinstance(lines, list) and all(isinstance(line, str) for line in lines):
+        check["lines_contain"] = sorted(set(lines))
+    return check
 
 
 def _class_status(cases: Sequence[_Evidence]) -> str:
