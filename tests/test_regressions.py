@@ -453,6 +453,11 @@ def test_verify_is_not_fooled_by_a_proof_that_fails_on_its_own(skill: Skill) -> 
         record("signature-in-words", fail_before_fix=proof(
             proof_command=["bash", "-c", "echo stdout_contains: \"'hello, Ada'\" not found in "
                            "stdout; exit 1"])),
+        record("signature-in-the-environment", fail_before_fix=proof(
+            proof_command=["bash", "-c", 'echo "$SIG"; exit 1'], env={"SIG": SIGNATURE})),
+        record("signature-in-escapes", fail_before_fix=proof(
+            proof_command=["bash", "-c", "printf 'stdout\\x5fcontains: \\x27hello, Ada\\x27 "
+                           "not found in stdout\\n'; exit 1"])),
         record("rejected-through-stdout", fail_before_fix=proof(
             proof_command=["bash", "-c", "agentic-evals run rejected.json 2>&1"],
             expected={"exit_code": 2, "stdout_contains": ["rejected.json"]})),
@@ -471,7 +476,9 @@ def test_verify_is_not_fooled_by_a_proof_that_fails_on_its_own(skill: Skill) -> 
         **{regression_id: f"the failure signature {SIGNATURE!r} is written in the proof's own "
                           "command" for regression_id in ("signature-in-quoted-pieces",
                                                           "signature-in-variables",
-                                                          "signature-in-words")},
+                                                          "signature-in-words",
+                                                          "signature-in-the-environment",
+                                                          "signature-in-escapes")},
         "rejected-through-stdout": "the proof's fixture was rejected at load",
         "traceback-through-stdout": "the proof died with an undeclared Python traceback",
         "usage-error": "the proof stopped on a usage error",

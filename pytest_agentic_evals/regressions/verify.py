@@ -36,7 +36,8 @@ from pytest_agentic_evals.regressions.registry import (
     Regression,
     retained_case_problems,
 )
-from pytest_agentic_evals.shell import CommandParseError, simple_commands
+from pytest_agentic_evals.shell import CommandParseError
+from pytest_agentic_evals.shell.walker import walk
 from pytest_agentic_evals.verdicts import case_outcome
 
 VERIFICATION_SCHEMA = "agentic_evals.regressions_verification.v1"
@@ -190,7 +191,7 @@ def _output_problems(
             and not proof.declares("usage"):
         problems.append("the proof stopped on a usage error (a \"usage:\" line in its output): "
                         "its command line was refused, so the guard never ran")
-    words = _proof_words(proof.argv)
+    words = _proof_words(proof.argv, proof.env)
     printed = [s for s in _signatures(proof) if any(s in word for word in words)]
     if printed:
         problems.append("the failure signature " + ", ".join(map(repr, printed)) + " is "
@@ -203,18 +204,38 @@ def _signatures(proof: Proof) -> tuple[str, ...]:
     return proof.stdout_contains + proof.stderr_contains
 
 
-def _proof_words(argv: Sequence[str]) -> list[str]:
-    """The proof's argv, and what its shell scripts hand their programs: each word after quote
-    removal and with the variables the script itself sets (``echo 'not '"found"``, ``A=not;
-    echo "$A found"``), and each command's words joined as ``echo`` prints them."""
-    words = list(argv)
+def _proof_words(argv: Sequence[str], env: Mapping[str, str]) -> list[str]:
+    """The proof's argv and environment, and what its shell scripts hand their programs: each
+    word after quote removal and with the variables the script or the proof's ``env`` sets
+    (``echo 'not '"found"``, ``A=not; echo "$A found"``), each command's words joined as
+    ``echo`` prints them, and again with their backslash escapes read as ``printf`` and
+    ``echo -e`` read them (``stdout\\x5fcontains``)."""
+    words = [*argv, *env.values()]
     try:
-        commands = simple_commands(argv)
+        commands = [found.command for found in walk(argv, env).found]
     except CommandParseError:
         return words
     for command in commands:
         words += [*command.argv, " ".join(command.argv[1:])]
-    return words
+    return words + [_unescaped(word) for word in words if "\\" in word]
+
+
+# What printf and echo -e read in a word: \xHH, \NNN (octal, also \0NNN) and the C escapes.
+_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|0?[0-7]{1,3}|[abfnrtv\\'\"])")
+_C_ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v",
+              "\\": "\\", "'": "'", '"': '"'}
+
+
+def _unescaped(word: str) -> str:
+    def read(match: re.Match[str]) -> str:
+        code = match.group(1)
+        if code[0] == "x":
+            return chr(int(code[1:], 16))
+        if code[0].isdigit():
+            return chr(int(code, 8) & 0xFF)
+        return _C_ESCAPES[code]
+
+    return _ESCAPE.sub(read, word)
 
 
 def run_retained_case(
