@@ -107,11 +107,6 @@ def _guard(case: Case, stored: probe_store.Stored = probe_store.NOTHING) -> _Gua
     """A case as a guard. A fresh probe result decides whether its oracle can fail, in both
     directions; without one (none, or stale) the static judgement of :func:`oracle` does."""
     q = qualify(case, stored)
-    not_the_skill = unreached(case)
-    if not_the_skill is not None:
-        return _Guard(case, q.effective, q.declared, q.live_qualified, q.disqualifiers, False,
-                      (f"its command reaches no code of the skill: {not_the_skill}",),
-                      probe_store.SOURCE_STATIC, stored)
     capable, reasons = oracle(case)
     source = probe_store.SOURCE_STATIC
     needed = (probe_store.VALUE_KILLS if VALUE_REPRESENTATION_SEAM in case.seams
@@ -122,6 +117,10 @@ def _guard(case: Case, stored: probe_store.Stored = probe_store.NOTHING) -> _Gua
         reasons = [] if empirical else [
             f"the probe shows its oracle survived `{mutant}` (a broken skill passes it)"
             for mutant in stored.survived(needed)]
+    # Last, and only for a check that can fail: reading the command is the costly part.
+    not_the_skill = unreached(case) if capable else None
+    if not_the_skill is not None:
+        capable, reasons = False, [f"its command reaches no code of the skill: {not_the_skill}"]
     return _Guard(case, q.effective, q.declared, q.live_qualified, q.disqualifiers, capable,
                   tuple(reasons), source, stored)
 
