@@ -124,3 +124,22 @@ def test_names_in_a_fixture_cannot_print_lines_of_their_own(skill: Skill, tmp_pa
         assert "\x1b" not in output
         assert not [line for line in output.splitlines() if line.startswith("READY")], output
     assert "x\\nREADY            forged" in run.stderr
+
+
+@pytest.mark.parametrize(("command", "planted"), [
+    (["audit-skills"], "SKILL.md"),
+    (["apply-scaffolds"], "SKILL.md"),
+    (["regressions", "audit"], "fixtures/regressions.json"),
+])
+def test_a_pipe_in_a_skill_tree_is_read_as_what_it_holds_not_waited_on(
+    tmp_path: Path, command: list[str], planted: str
+) -> None:
+    skill = tmp_path / "tree" / "piped"
+    (skill / "fixtures").mkdir(parents=True)
+    if planted != "SKILL.md":
+        (skill / "SKILL.md").write_text("---\nname: piped\ndescription: greets\n---\n")
+    os.mkfifo(skill / planted)
+    done = run_console_script(*command, str(tmp_path / "tree"), timeout=60)
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode in (0, 1, 2), done.stderr
+    assert "piped" in done.stdout + done.stderr
