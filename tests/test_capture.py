@@ -64,15 +64,17 @@ def test_a_process_that_escaped_and_holds_the_output_is_found_and_killed(
 
 
 def _hoppers_seen(marker: str, seconds: float) -> set[int]:
-    """The process groups of processes with ``marker`` in their command line among the pids
-    handed out last, watched for ``seconds``: a process that changes its pid every few
-    milliseconds is rarely caught in a listing of /proc, but always among the newest pids.
-    Each one seen is killed with its group."""
+    """The process groups of processes with ``marker`` in their command line, watched for
+    ``seconds``: a process that changes its pid every few milliseconds is rarely caught in a
+    listing of /proc, but each of its pids is seen if every pid is looked at as it is handed
+    out (other processes of the machine take pids too).  Each one seen is killed with its
+    group."""
     groups = set()
+    seen_up_to = _last_pid() - 64
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        last = int(Path("/proc/loadavg").read_text().split()[-1])
-        for pid in range(last - 3, last + 1):
+        last = _last_pid()
+        for pid in range(max(seen_up_to, last - 100_000) + 1, last + 1):
             with contextlib.suppress(OSError):
                 if marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
                     group = int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2]
@@ -80,7 +82,12 @@ def _hoppers_seen(marker: str, seconds: float) -> set[int]:
                     groups.add(group)
                     with contextlib.suppress(OSError):
                         os.killpg(group, signal.SIGKILL)
+        seen_up_to = last
     return groups
+
+
+def _last_pid() -> int:
+    return int(Path("/proc/loadavg").read_text().split()[-1])
 
 
 def test_a_process_hopping_between_pids_that_holds_the_output_is_found_and_killed(

@@ -65,8 +65,9 @@ PROCESS_TAG_VARIABLE = "AGENTIC_EVALS_PROCESS_TAG"
 # Once the trial is torn down its output pipes end at once; if they have not after this long,
 # a process that escaped the teardown holds one, and is looked for.
 HOLDER_WAIT_SECONDS = 0.1
-
-
+# How long the runner looks for such a holder (one it cannot see, another user's, keeps it
+# looking this long; the output is then cut off after HELD_OPEN_SECONDS more).
+HOLDER_SWEEP_SECONDS = 1.0
 
 
 @dataclass
@@ -129,7 +130,9 @@ def run_process(
             if run.stray_detection and not capture.ended(HOLDER_WAIT_SECONDS):
                 # Something outside the group, without the tag, still holds the output: it
                 # came from the trial (no one else was given the pipes).
-                result.left_behind += sweep_holders(capture.inodes)
+                result.left_behind += sweep_holders(
+                    capture.inodes, held=lambda: not capture.ended(0),
+                    seconds=HOLDER_SWEEP_SECONDS)
         finished = True
     finally:
         if not finished:

@@ -21,7 +21,7 @@ PROC = "/proc"
 SWEEP_ROUNDS = 50
 SWEEP_PAUSE_SECONDS = 0.005
 CONFIRMING_ROUNDS = 2
-# How many of the pids handed out last the holder sweep looks at before the rest.
+# How many of the pids handed out before it started the holder sweep looks at as new ones.
 _RECENT_PIDS = 8
 DEATH_WAIT_SECONDS = 5.0
 # After the group SIGKILL on timeout, group members need a moment to finish dying; without this
@@ -377,48 +377,67 @@ def wait_until_dead(pids: list[int], limit_seconds: float) -> None:
         time.sleep(SWEEP_PAUSE_SECONDS)
 
 
-def sweep_holders(inodes: Collection[int]) -> list[LeftBehindProcess]:
+def sweep_holders(inodes: Collection[int], held: Callable[[], bool],
+                  seconds: float) -> list[LeftBehindProcess]:
     """Kill every other process holding one of the pipes ``inodes`` (a trial's output: no one
-    but the trial was given them), round after round while new holders appear (a holder may
-    fork); return them.  It finds what left the trial's group and dropped its tag but kept
-    stdout open, which the tag sweep cannot."""
+    but the trial was given them) until ``held()`` says they are held no more, for at most
+    ``seconds``; return them.  It finds what left the trial's group and dropped its tag but kept
+    stdout open, which the tag sweep cannot.
+
+    A holder may fork and exit in a loop, a new pid every few milliseconds: it is never where
+    a listing of /proc saw it a moment ago, and other processes of the machine may take the
+    pids next to its own.  So while going through the listing, every pid handed out since the
+    last look is looked at too: each new incarnation is seen before it can move on."""
     links = frozenset(f"pipe:[{inode}]".encode() for inode in inodes)
     found: dict[int, LeftBehindProcess] = {}
-    for _ in range(SWEEP_ROUNDS):
-        seen = False
-        # Killed on discovery, as in the tag sweep: one that forks and exits in a loop gets
-        # no time to move on.
-        for pid in _newest_first():
-            if _holds(pid, links):
-                seen = True
-                if pid not in found:
-                    found[pid] = LeftBehindProcess(pid=pid, command=command_line(pid))
-                _kill_holder(pid, links)
-        if not seen:
-            break
+    new_pids = _NewPids(_RECENT_PIDS)
+    me = os.getpid()
+
+    def look(pid: int) -> None:
+        # Killed on discovery, as in the tag sweep: one that forks gets no time to move on.
+        if pid != me and _holds(pid, links):
+            found.setdefault(pid, LeftBehindProcess(pid=pid, command=command_line(pid)))
+            _kill_holder(pid, links)
+
+    deadline = time.monotonic() + seconds
+    while held() and time.monotonic() < deadline:
+        for pid in _listed_pids():
+            for new in new_pids.since_last_look():
+                look(new)
+            look(pid)
         time.sleep(SWEEP_PAUSE_SECONDS)  # a killed process holds its files until it is gone
     wait_until_dead(list(found), DEATH_WAIT_SECONDS)
     return list(found.values())
 
 
-def _newest_first() -> Iterator[int]:
-    """The pids of the other live processes, those handed out last first: a process that
-    moves to a new pid every few milliseconds (a fork and an exit in a loop) holds one of the
-    newest, and is looked at before it moves on."""
-    me = os.getpid()
-    last = last_pid()
-    # Pids handed out last may be threads (of the runner, too: the thread copying the
-    # trial's output), which /proc shows under their id without listing them.
-    recent = [] if last is None else [pid for pid in range(last, last - _RECENT_PIDS, -1)
-                                      if pid > 0 and _thread_group(pid) == pid]
-    yield from (pid for pid in recent if pid != me)
+class _NewPids:
+    """The processes created since the last look, by the pid counter (pids are handed out in
+    increasing order until they wrap at pid_max)."""
+
+    def __init__(self, back: int) -> None:
+        last = last_pid()
+        self._last = None if last is None else max(last - back, 0)
+
+    def since_last_look(self) -> Iterator[int]:
+        last = last_pid()
+        if last is None or self._last is None:
+            return
+        first, self._last = self._last + 1, last
+        pids = range(first, last + 1) if last >= first - 1 else (
+            *range(first, (pid_max_setting() or first) + 1), *range(1, last + 1))
+        for pid in pids:
+            # A pid handed out may be a thread's (of the runner, too: the thread copying the
+            # trial's output); its process is the one that holds files.
+            group = _thread_group(pid)
+            if group is not None:
+                yield group
+
+
+def _listed_pids() -> list[int]:
     try:
-        names = os.listdir(PROC)
+        return [int(name) for name in os.listdir(PROC) if name.isdigit()]
     except OSError:
-        return
-    for name in names:
-        if name.isdigit() and int(name) != me and int(name) not in recent:
-            yield int(name)
+        return []
 
 
 def _thread_group(pid: int) -> int | None:
