@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import traceback
 import uuid
 from collections.abc import Iterator
@@ -391,6 +392,48 @@ while True:  # a new pid every few milliseconds, none of them for long
         os._exit(0)
     time.sleep(0.002)
 """
+
+
+def hoppers_seen(marker: str, seconds: float) -> set[int]:
+    """The process groups of processes with ``marker`` in their command line, watched for
+    ``seconds``: a process that changes its pid every few milliseconds is rarely caught in a
+    listing of /proc, but each of its pids is seen if every pid is looked at as it is handed
+    out (other processes of the machine take pids too).  Each one seen is killed with its
+    group."""
+    groups = set()
+    seen_up_to = last_pid() - 64
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        last = last_pid()
+        for pid in range(max(seen_up_to, last - 100_000) + 1, last + 1):
+            with contextlib.suppress(OSError):
+                if marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    group = int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2]
+                                .split()[2])
+                    groups.add(group)
+                    with contextlib.suppress(OSError):
+                        os.killpg(group, signal.SIGKILL)
+        seen_up_to = last
+    return groups
+
+
+def last_pid() -> int:
+    return int(Path("/proc/loadavg").read_text().split()[-1])
+
+
+@contextlib.contextmanager
+def pid_churn(processes: int = 3) -> Iterator[None]:
+    """Other processes of the machine forking all the time, as on a busy CI machine: the pids
+    handed out next to a trial's are not its own."""
+    churners = [subprocess.Popen(["sh", "-c", "while :; do /bin/true; done"],
+                                 start_new_session=True) for _ in range(processes)]
+    try:
+        yield
+    finally:
+        for churner in churners:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(churner.pid, signal.SIGKILL)
+            churner.wait()
 
 
 # A process that outlives its leader thread: the leader ends with the exit system call (not

@@ -17,7 +17,7 @@ import pytest
 from pytest_agentic_evals.execution.capture import Capture
 from pytest_agentic_evals.execution.process import PROCESS_TAG_VARIABLE, run_process
 
-from conftest import HOPPER
+from conftest import HOPPER, hoppers_seen, pid_churn
 
 ERASERS = {
     "ftruncate": "import os; os.write(1, b'SECRET\\n'); os.ftruncate(1, 0); os.write(1, b'ok\\n')",
@@ -63,42 +63,16 @@ def test_a_process_that_escaped_and_holds_the_output_is_found_and_killed(
             os.kill(pid, signal.SIGKILL)
 
 
-def _hoppers_seen(marker: str, seconds: float) -> set[int]:
-    """The process groups of processes with ``marker`` in their command line, watched for
-    ``seconds``: a process that changes its pid every few milliseconds is rarely caught in a
-    listing of /proc, but each of its pids is seen if every pid is looked at as it is handed
-    out (other processes of the machine take pids too).  Each one seen is killed with its
-    group."""
-    groups = set()
-    seen_up_to = _last_pid() - 64
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        last = _last_pid()
-        for pid in range(max(seen_up_to, last - 100_000) + 1, last + 1):
-            with contextlib.suppress(OSError):
-                if marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
-                    group = int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2]
-                                .split()[2])
-                    groups.add(group)
-                    with contextlib.suppress(OSError):
-                        os.killpg(group, signal.SIGKILL)
-        seen_up_to = last
-    return groups
-
-
-def _last_pid() -> int:
-    return int(Path("/proc/loadavg").read_text().split()[-1])
-
-
 def test_a_process_hopping_between_pids_that_holds_the_output_is_found_and_killed(
         tmp_path: Path) -> None:
     """One that escaped as above and then forks and exits in a loop (a new pid every few
     milliseconds) is killed with its group: nothing of it lives on."""
     marker = f"hopper-{uuid.uuid4().hex}"
     env = {k: v for k, v in os.environ.items() if k != PROCESS_TAG_VARIABLE}
-    result = run_process(["sh", "-c", f"env -i {sys.executable} -c '{HOPPER}' {marker}"],
-                         cwd=tmp_path, env=env, timeout=60, output_dir=tmp_path / "output")
-    survivors = _hoppers_seen(marker, 0.5)
+    with pid_churn():  # other processes take the pids next to the hopper's
+        result = run_process(["sh", "-c", f"env -i {sys.executable} -c '{HOPPER}' {marker}"],
+                             cwd=tmp_path, env=env, timeout=60, output_dir=tmp_path / "output")
+        survivors = hoppers_seen(marker, 0.5)
     assert result.left_behind, result.integrity_error
     assert result.integrity_error is None
     assert survivors == set()

@@ -32,7 +32,7 @@ from pytest_agentic_evals.execution.process import (
 )
 from pytest_agentic_evals.execution.procfs import pid_window
 
-from conftest import LEADER_EXITS_ALONE, running_threads
+from conftest import HOPPER, LEADER_EXITS_ALONE, hoppers_seen, pid_churn, running_threads
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="process hygiene relies on Linux /proc"
@@ -349,6 +349,19 @@ def test_survivor_hopping_between_pids_is_killed(run: _Runner) -> None:
     )
     result = run(["bash", "-c", f"{sys.executable} -c '{script}' & sleep 0.2"])
     assert result.exit_code == 0
+
+
+def test_survivor_hopping_between_pids_out_of_its_session_is_killed(
+        tmp_path: Path, marker: str) -> None:
+    """One that leaves the trial's session (so the group kill misses it), lets go of its
+    output, and then moves to a new pid every few milliseconds, while other processes of the
+    machine take the pids next to its own: the tag sweep still finds it."""
+    with pid_churn():
+        result = _Runner(tmp_path, marker)(
+            ["sh", "-c", f"{sys.executable} -c '{HOPPER}' {marker} </dev/null >/dev/null 2>&1"])
+        survivors = hoppers_seen(marker, 0.5)
+    assert result.left_behind
+    assert survivors == set()
 
 
 def test_group_member_without_the_tag_is_killed_by_the_group_kill(run: _Runner) -> None:

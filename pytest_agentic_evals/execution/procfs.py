@@ -21,8 +21,6 @@ PROC = "/proc"
 SWEEP_ROUNDS = 50
 SWEEP_PAUSE_SECONDS = 0.005
 CONFIRMING_ROUNDS = 2
-# How many of the pids handed out before it started the holder sweep looks at as new ones.
-_RECENT_PIDS = 8
 DEATH_WAIT_SECONDS = 5.0
 # After the group SIGKILL on timeout, group members need a moment to finish dying; without this
 # pause they would be reported as left behind although the group kill already got them.
@@ -145,6 +143,7 @@ def scan_pids(
     unsettled: list[int] | None = None,
     since_ticks: int = 0,
     pid_after: int | None = None,
+    new_pids: _NewPids | None = None,
 ) -> Iterator[int]:
     """Yield live, non-zombie processes carrying ``entry`` (never the runner itself).
 
@@ -152,7 +151,9 @@ def scan_pids(
     survivor caught then would go unseen. When ``unsettled`` is given, live processes started
     since ``since_ticks`` (clock ticks after boot) whose environment reads empty are appended
     to it, so that the caller can look again. With ``pid_after`` (the last pid handed out
-    before the trial started), only pids handed out since then are read.
+    before the trial started), only pids handed out since then are read.  With ``new_pids``,
+    the pids handed out since its last look are read between those of the listing: one that
+    forks and exits in a loop is never where the listing saw it, but always among them.
     """
     own_pid = os.getpid()
     try:
@@ -164,21 +165,24 @@ def scan_pids(
     for name in names:
         if not name.isdigit():
             continue
-        pid = int(name)
-        if pid == own_pid or (is_new is not None and not is_new(pid)):
+        listed = int(name)
+        if is_new is not None and not is_new(listed):
             continue
-        # environ is checked first: it rules out almost every process, so stat is only read for
-        # the few that match.
-        environ = read_environ(pid)
-        if environ is None:
-            continue
-        if has_entry(environ, entry):
-            state = process_state(pid)
-            # A zombie has already exited; only its parent's wait is missing.
-            if state is not None and state[0] != "Z":
-                yield pid
-        elif not environ and unsettled is not None and started_since(pid, since_ticks):
-            unsettled.append(pid)
+        for pid in (listed, *(new_pids.since_last_look() if new_pids else ())):
+            if pid == own_pid:
+                continue
+            # environ is checked first: it rules out almost every process, so stat is only
+            # read for the few that match.
+            environ = read_environ(pid)
+            if environ is None:
+                continue
+            if has_entry(environ, entry):
+                state = process_state(pid)
+                # A zombie has already exited; only its parent's wait is missing.
+                if state is not None and state[0] != "Z":
+                    yield pid
+            elif not environ and unsettled is not None and started_since(pid, since_ticks):
+                unsettled.append(pid)
 
 
 def last_pid() -> int | None:
@@ -328,9 +332,10 @@ def sweep(
     """
     found: dict[int, LeftBehindProcess] = {}
     empty_rounds = 0
+    new_pids = _NewPids()
     for _ in range(SWEEP_ROUNDS):
         unsettled: list[int] = []
-        if sweep_round(entry, found, unsettled, since_ticks, pid_after) or unsettled:
+        if sweep_round(entry, found, unsettled, since_ticks, pid_after, new_pids) or unsettled:
             # A process mid-exec may be ours: look again once its environment is readable.
             empty_rounds = 0
         else:
@@ -351,12 +356,13 @@ def sweep_round(
     unsettled: list[int],
     since_ticks: int,
     pid_after: int | None,
+    new_pids: _NewPids | None = None,
 ) -> bool:
     """One pass over /proc; True if any tagged process was alive (and was sent SIGKILL)."""
     any_alive = False
     # Kill on discovery rather than after the pass: a process that keeps forking and exiting
     # gets less time to hand over to a new pid.
-    for pid in scan_pids(entry, unsettled, since_ticks, pid_after):
+    for pid in scan_pids(entry, unsettled, since_ticks, pid_after, new_pids):
         any_alive = True
         if pid not in found:
             # Read before the kill: a dead process has an empty cmdline.
@@ -390,7 +396,7 @@ def sweep_holders(inodes: Collection[int], held: Callable[[], bool],
     last look is looked at too: each new incarnation is seen before it can move on."""
     links = frozenset(f"pipe:[{inode}]".encode() for inode in inodes)
     found: dict[int, LeftBehindProcess] = {}
-    new_pids = _NewPids(_RECENT_PIDS)
+    new_pids = _NewPids()
     me = os.getpid()
 
     def look(pid: int) -> None:
@@ -411,12 +417,12 @@ def sweep_holders(inodes: Collection[int], held: Callable[[], bool],
 
 
 class _NewPids:
-    """The processes created since the last look, by the pid counter (pids are handed out in
-    increasing order until they wrap at pid_max)."""
+    """The processes created since the last look (the first look: since this was made), by the
+    pid counter: pids are handed out in increasing order until they wrap at pid_max.  Made
+    before a listing of /proc, it yields every pid the listing could not contain."""
 
-    def __init__(self, back: int) -> None:
-        last = last_pid()
-        self._last = None if last is None else max(last - back, 0)
+    def __init__(self) -> None:
+        self._last = last_pid()
 
     def since_last_look(self) -> Iterator[int]:
         last = last_pid()
