@@ -19,7 +19,7 @@ from pytest_agentic_evals.evidence.claims import (
     PROVEN,
     capability_readiness,
 )
-from pytest_agentic_evals.evidence.qualification import is_generic_crash_marker, qualify
+from pytest_agentic_evals.evidence.qualification import is_generic_crash_marker, oracle, qualify
 from pytest_agentic_evals.jsonio import display_path
 from pytest_agentic_evals.loading import fixture_from_data
 from pytest_agentic_evals.loading.claims import claim_problems
@@ -373,10 +373,46 @@ def test_generic_crash_markers_are_no_oracle(skill: Skill) -> None:
     assert any("generic crash markers" in r for r in q.disqualifiers)
 
 
-def test_excluding_what_the_command_could_print_is_an_oracle(skill: Skill) -> None:
-    q = qualify(skill.case(live("l", expected={"exit_code": 0,
-                                               "stdout_excludes": ["Traceback", "555-0100"]})))
-    assert q.live_qualified is True
+EXCLUDES_PHONE = {"exit_code": 0, "stdout_excludes": ["Traceback", "555-0100"]}
+
+
+@pytest.mark.parametrize("given", [
+    {"command": ["bash", "run.sh", "--phone", "555-0100"]},
+    {"command": ["bash", "-c", "PHONE=555-0100 bash run.sh"]},
+    {"env": {"PHONE": "555-0100"}},
+    {"artifacts": [{"path": "in/records.json",
+                    "content": [{"name": "Ada", "phone": "555-0100"}]}]},
+    {"artifacts": [{"path": "in/records.txt", "content": "Ada 555-0100\n"}]},
+    {"artifacts": [{"path": "in/records.txt", "from": "data/records.txt"}]},
+    {"command": ["bash", "run.sh", "data/records.txt"]},
+    {"command": ["bash", "run.sh", "--input=data/records.txt"]},
+])
+def test_excluding_what_the_trial_gives_the_command_is_an_oracle(
+        skill: Skill, given: dict[str, Any]) -> None:
+    """A value the trial hands the command (in a word of its command, its environment, an
+    input artifact, a file its command names) is what a broken skill passes on: excluding it
+    is a check."""
+    (skill.root / "data").mkdir()
+    (skill.root / "data" / "records.txt").write_text("Ada 555-0100\n")
+    q = qualify(skill.case(live("l", expected=EXCLUDES_PHONE, **given)))
+    assert q.live_qualified is True, q.disqualifiers
+    assert oracle(skill.case(case("d", expected=EXCLUDES_PHONE, **given)))[0] is True
+
+
+def test_excluding_what_the_trial_never_gives_the_command_is_no_oracle(skill: Skill) -> None:
+    """``qqqq`` is absent from the output of every skill, one that does nothing included: its
+    absence checks nothing.  A file of the skill that the command does not name (its own
+    source, which a skill under evaluation writes itself) does not make it given."""
+    (skill.root / "notes.txt").write_text("555-0100 qqqq\n")
+    for expected in ({"exit_code": 0, "stdout_excludes": ["qqqq"]},
+                     {"exit_code": 0, "stderr_excludes": ["555-0100"]}):
+        q = qualify(skill.case(live("l", expected=expected)))
+        assert q.live_qualified is False
+        [reason] = q.disqualifiers
+        assert "texts the trial never gives the command" in reason, reason
+        capable, why = oracle(skill.case(case("d", expected=expected)))
+        assert capable is False
+        assert any("never gives the command" in r for r in why), why
 
 
 def test_an_artifact_excludes_of_what_the_skill_could_write_is_an_oracle(skill: Skill) -> None:

@@ -275,7 +275,9 @@ def test_success_prose(text: str, prose: bool) -> None:
     ({"exit_code": 0, "stdout_contains": ["success"]}, "positive", False),
     ({"exit_code": 0, "stdout_contains": ["Ada"]}, "positive", False),
     ({"exit_code": 0, "stdout_excludes": ["Traceback"]}, "positive", False),
-    ({"exit_code": 0, "stdout_excludes": ["555-0100"]}, "positive", True),
+    # An exclusion checks something only when the trial gives the command that text.
+    ({"exit_code": 0, "stdout_excludes": ["555-0100"]}, "positive", False),
+    ({"exit_code": 0, "stderr_excludes": ["Ada"]}, "positive", True),
     ({"exit_code": 0, "stdout_contains": ["hello, Ada"]}, "positive", True),
     ({"exit_code": 2}, "negative", True),
     ({"exit_code": 0, "stderr_contains": ["warning: skipped"]}, "adversarial", True),

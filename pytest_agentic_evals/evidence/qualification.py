@@ -11,8 +11,9 @@ from __future__ import annotations
 import os
 import posixpath
 import re
+import stat
 from dataclasses import dataclass
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pytest_agentic_evals.loading.contract import own_code_reached, stub_inputs
@@ -242,7 +243,7 @@ def _oracle_disqualifiers(case: Case) -> list[str]:
         for text in (case.expected.get(stream) or ())
         if isinstance(text, str)
     ]
-    specific = [text for text in excluded if not is_generic_crash_marker(text)]
+    specific = _given_exclusions(case, excluded)
     reasons = []
     if case.readback and not binding:
         reasons.append("readback: true with nothing behind it: no expected artifact is read "
@@ -259,13 +260,19 @@ def _oracle_disqualifiers(case: Case) -> list[str]:
     if generic:
         detail.append("its excludes (" + ", ".join(repr(t) for t in generic) + ") are generic "
                       "crash markers whose absence is the command's own report of success")
+    never_given = [text for text in excluded if text not in generic]
+    if never_given:
+        detail.append("its excludes (" + ", ".join(repr(t) for t in never_given) + ") are "
+                      "texts the trial never gives the command (in its command, environment, "
+                      "input artifacts or the files its command names), absent whatever the "
+                      "skill does")
     if any(case.expected.get(k) for k in ("stdout_contains", "stderr_contains",
                                           "stdout_matches", "stderr_matches")) or any(
             k in case.expected for k in ("stdout_equals", "stderr_equals")):
         detail.append("its stdout/stderr checks read the command's own prose")
     reasons.append("no independent read-back oracle (expected.artifacts, readback backed by an "
-                   "artifact, or stdout/stderr_excludes of something the command could "
-                   "plausibly print)" + (": " + "; ".join(detail) if detail else "")
+                   "artifact, or stdout/stderr_excludes of something the trial gives the "
+                   "command)" + (": " + "; ".join(detail) if detail else "")
                    + "; an exit code plus the command's own success prose is not proof")
     return reasons
 
@@ -389,6 +396,56 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
+# What is read of a file a command names, to see whether it holds an excluded text.
+_NAMED_FILE_BYTES = 8 * 1024 * 1024
+_NAMED_FILES = 64
+
+
+def trial_gives(text: str, case: Case) -> bool:
+    """Whether the trial hands the command ``text``: in a word of its command (a ``sh -c``
+    script included), a value of its environment, an input artifact, or a file a word of its
+    command names.  A broken skill passes on what it is given (echoes an argument, copies its
+    input, lets a secret through), so excluding such a text from the output is a check; a text
+    the trial never gives the command (``qqqq``) is absent whatever the skill does.  The
+    skill's own files do not count: a skill under evaluation writes them itself."""
+    needle = text.strip()
+    if not needle:
+        return False
+    words = _command_words(case)  # also the operands of programs a script starts
+    if any(needle in word for word in (*case.judged_command, *words, *case.env.values())):
+        return True
+    for artifact in case.input_artifacts:
+        if artifact.source is not None:
+            if _file_holds(artifact.source, needle):
+                return True
+        elif artifact.binary is not None:
+            if needle.encode() in artifact.binary:
+                return True
+        elif needle in artifact.text() or needle in str(artifact.content):
+            return True
+    named = [word.partition("=")[2] if word.startswith("-") else word for word in words]
+    return any(_file_holds(case.cwd / name, needle)
+               for name in dict.fromkeys(named[:_NAMED_FILES]) if name)
+
+
+def _file_holds(path: Path, needle: str) -> bool:
+    """Whether the regular file at ``path`` holds ``needle`` in its first bytes."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
+        with open(path, "rb") as stream:
+            return needle.encode() in stream.read(_NAMED_FILE_BYTES)
+    except (OSError, ValueError):
+        return False
+
+
+def _given_exclusions(case: Case, texts: list[str]) -> list[str]:
+    """The excluded texts that check something: no generic crash marker, and given to the
+    command by the trial."""
+    return [text for text in texts
+            if not is_generic_crash_marker(text) and trial_gives(text, case)]
+
+
 def unreached(case: Case) -> str | None:
     """Why the case's command reaches no code of the skill, or None when it does: such a case
     guards nothing of the skill, whatever its checks are (``stat`` of a missing path exits 1
@@ -417,7 +474,7 @@ def oracle(case: Case) -> tuple[bool, list[str]]:
         if expected.get(key):
             return True, []
     for stream in ("stdout_excludes", "stderr_excludes"):
-        if any(not is_generic_crash_marker(t) for t in _strings(expected.get(stream))):
+        if _given_exclusions(case, _strings(expected.get(stream))):
             return True, []
     if case.type != "positive" and _strings(expected.get("stderr_contains")):
         return True, []
@@ -440,5 +497,6 @@ def oracle(case: Case) -> tuple[bool, list[str]]:
                        "crash markers")
     for stream in ("stdout_excludes", "stderr_excludes"):
         if _strings(expected.get(stream)):
-            reasons.append(f"its {stream} are generic crash markers")
+            reasons.append(f"its {stream} are generic crash markers or texts the trial never "
+                           "gives the command")
     return False, reasons or ["no check of what the command did"]
