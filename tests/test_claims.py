@@ -342,6 +342,17 @@ def test_reading_back_a_file_the_case_wrote_itself_is_no_oracle(skill: Skill) ->
     "bash run.sh l; (printf '{\"ok\": true}') > out/l.json",
     "bash run.sh l; if true; then echo '{}'; fi > out/l.json",
     "bash run.sh l; exec > out/l.json; echo '{\"ok\": true}'",
+    # Any program that reads only files of the skill's folder (which exist before the trial)
+    # copies them: the skill ran, but what is read back is the fixture's.
+    "bash run.sh l && sort run.sh > out/l.json",
+    "bash run.sh l; sort -o out/l.json run.sh",
+    "bash run.sh l; bash -c 'sort run.sh' > out/l.json",
+    "bash run.sh l; { sort run.sh; } > out/l.json",
+    "bash run.sh l; cat run.sh | tee out/l.json",
+    "bash run.sh l; cat < run.sh > out/l.json",
+    "bash run.sh l; python3 -c \"import shutil; shutil.copy('run.sh', 'out/l.json')\"",
+    "bash run.sh l; python3 -c \"open('out/l.json', 'w').write(open('run.sh').read())\"",
+    "bash run.sh l out/l.json; sort run.sh > out/l.json",
 ])
 def test_reading_back_a_file_the_command_wrote_itself_is_no_oracle(
     skill: Skill, script: str
@@ -349,6 +360,24 @@ def test_reading_back_a_file_the_command_wrote_itself_is_no_oracle(
     q = qualify(skill.case(live("l", command=["bash", "-c", script])))
     assert q.live_qualified is False, q
     assert any("its own command wrote" in r for r in q.disqualifiers), q.disqualifiers
+
+
+def test_a_sorted_copy_of_the_expected_answer_is_no_oracle_from_a_subfolder(
+    skill: Skill
+) -> None:
+    # The skill runs, then the command puts the fixture's own answer where the read-back
+    # looks: whatever the skill did, the file holds what the fixture expects.
+    (skill.root / "expected.json").write_text('{"ok": true}\n')
+    (skill.root / "work").mkdir()
+    given = live("l", cwd="work", command=[
+        "bash", "-c", "bash ../run.sh && sort ../expected.json > out.json"])
+    given["expected"]["artifacts"] = [{"path": "out.json", "json_pointer": "/ok",
+                                       "equals": True}]
+    q = qualify(skill.case(given))
+    assert q.live_qualified is False, q
+    assert any("its own command wrote" in r for r in q.disqualifiers), q.disqualifiers
+    given["command"] = ["bash", "-c", "bash ../run.sh > out.json"]
+    assert qualify(skill.case(given)).live_qualified is True
 
 
 @pytest.mark.parametrize("script", [
@@ -359,6 +388,14 @@ def test_reading_back_a_file_the_command_wrote_itself_is_no_oracle(
     "{ echo start; bash run.sh l; } > out/l.json",
     "false && { echo '{}'; } > out/l.json; bash run.sh l out/l.json",
     "exec > out/l.json; bash run.sh l",
+    # What the skill made, transformed or compared: the file depends on the skill's work.
+    "bash run.sh l; cat out/produced.json > out/l.json",
+    "bash run.sh l; jq -S . out/produced.json > out/l.json",
+    "bash run.sh l; sort run.sh out/produced.json > out/l.json",
+    "bash run.sh l | sort > out/l.json",
+    "sort run.sh > out/l.json; bash run.sh l out/l.json",
+    "bash run.sh l; python3 -c \"import json; assert json.load(open('out/l.json'))\" run.sh",
+    "bash run.sh l; diff out/l.json run.sh",
 ])
 def test_a_file_the_skill_writes_is_an_oracle(skill: Skill, script: str) -> None:
     q = qualify(skill.case(live("l", command=["bash", "-c", script])))

@@ -24,6 +24,7 @@ from pytest_agentic_evals.shell import (
     simple_commands,
     triviality,
 )
+from pytest_agentic_evals.shell.walker import Output, Written, walk
 
 
 def argvs(command: list[str]) -> list[tuple[str, ...]]:
@@ -1312,3 +1313,18 @@ def test_brace_expansions_are_bounded(tmp_path: Path) -> None:
     assert fixture_stub_inputs(["./run.sh", word], skill / "fixtures", skill) == []
     assert fixture_stub_inputs(["./run.sh", "{a,b}.csv"], skill / "fixtures", skill) == [
         "{a,b}.csv"]
+
+
+def test_the_walk_knows_where_each_command_writes_its_output() -> None:
+    walker = walk(["bash", "-c", "cd sub && bash -c 'sort x; cat y' > out.json; echo hi; "
+                   "{ echo a; echo b; } > group.txt; printf c | tee t.txt"])
+    outputs = {found.command.argv[0]: found.outputs for found in walker.found}
+    # A redirection of a shell holds the output of every command its script runs.
+    assert outputs["sort"] == outputs["cat"] == (Output("out.json", "sub"),)
+    assert outputs["echo"] == ()
+    assert walker.written == [
+        # After cd, sort, cat and three echos: the group's commands come before the position,
+        # and tee's own command at it.
+        Written(Output("group.txt", "sub"), ("echo", "echo"), 6),
+        Written(Output("t.txt", "sub"), ("printf",), 7),
+    ]

@@ -16,12 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from pytest_agentic_evals.evidence.readback import fixture_filled
 from pytest_agentic_evals.loading.contract import own_code_reached, stub_inputs
 from pytest_agentic_evals.model import LIVE_CLASSES, Case, artifact_assertions
 from pytest_agentic_evals.probes import store as probe_store
 from pytest_agentic_evals.shell import CommandParseError, simple_commands
-from pytest_agentic_evals.shell.programs import CONSTANT
-from pytest_agentic_evals.shell.walker import walk
 
 # Files a browser/provider ``$ask`` handler writes when it really ran against the provider; a
 # compile or pre-flight step writes none of them, so reading one back is what tells them apart.
@@ -143,53 +142,6 @@ def artifact_is_oracle(assertion: Any) -> bool:
     return any(not is_generic_crash_marker(text) for text in excluded)
 
 
-def _given_paths(case: Case) -> set[str]:
-    """The paths the case's input artifacts write before the command runs: reading one of
-    them back reads what the fixture put there, not what the skill did."""
-    return {posixpath.normpath(a.path) for a in case.input_artifacts}
-
-
-# Programs that copy the file named by an operand to the one named by their last (cp SRC
-# DEST; dd if=SRC of=DEST).
-_COPIERS = frozenset({"cp", "install", "ln", "rsync"})
-
-
-def _written_by_the_command(case: Case) -> set[str]:
-    """The files the fixture's own command fills with its own words, relative to the working
-    directory: the output of a constant builtin redirected into it (``echo '{"ok": true}' >
-    out.json``), or a copy of a file that is already in the skill's folder (``cp
-    ../expected.json out.json``). Reading one back reads the fixture, not the skill."""
-    try:
-        walker = walk(case.judged_command, case.env)
-    except CommandParseError:
-        return set()
-    cwd = str(case.cwd)
-
-    def located(target: str, workdir: str | None) -> str | None:
-        if workdir is None:
-            return None
-        joined = posixpath.normpath(posixpath.join(cwd, workdir, target))
-        return posixpath.normpath(posixpath.relpath(joined, cwd))
-
-    paths = [located(target, workdir) for target, workdir, programs in walker.written
-             if programs and all(program in CONSTANT for program in programs)]
-    for found in walker.found:
-        argv = found.command.argv
-        name = PurePosixPath(argv[0]).name
-        pairs: list[tuple[str, str]] = []
-        operands = [word for word in argv[1:] if not word.startswith("-")]
-        if name in _COPIERS and len(operands) >= 2:
-            pairs = [(source, operands[-1]) for source in operands[:-1]]
-        elif name == "dd":
-            given = dict(word.split("=", 1) for word in argv[1:] if "=" in word)
-            pairs = [(given["if"], given["of"])] if "if" in given and "of" in given else []
-        for source, target in pairs:
-            origin = located(source, found.workdir)
-            if origin is not None and os.path.exists(posixpath.join(cwd, origin)):
-                paths.append(located(target, found.workdir))
-    return {path for path in paths if path is not None}
-
-
 def _command_words(case: Case) -> list[str]:
     """Every word the command passes to a program, also inside ``sh -c`` scripts."""
     try:
@@ -234,7 +186,7 @@ def _ask_disqualifier(case: Case) -> tuple[str | None, bool]:
 def _oracle_disqualifiers(case: Case) -> list[str]:
     """Why the case has no oracle independent of the command's own report (empty: it has)."""
     assertions = artifact_assertions(case)
-    not_the_skills = _given_paths(case) | _written_by_the_command(case)
+    not_the_skills = fixture_filled(case)
     binding = [a for a in assertions if artifact_is_oracle(a)
                and posixpath.normpath(str(a.get("path"))) not in not_the_skills]
     excluded = [

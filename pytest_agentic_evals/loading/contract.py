@@ -144,18 +144,19 @@ def own_code_reached(case: Case) -> tuple[str | None, str]:
         return None, "the skill's directory is not known, so no code can be told to be its own"
     return real_world_entrypoint(
         case.judged_command, case.cwd, SkillCode(case.skill_dir, case.entrypoints),
-        _environment(case))
+        command_environment(case))
 
 
 def stub_inputs(case: Case) -> list[str]:
     """The stub inputs the case feeds itself, by name or by where they lie (rule 3's
     judgement, which live qualification shares).  Raises CommandParseError."""
     found = fixture_stub_inputs(case.judged_command, case.cwd, case.skill_dir,
-                                _environment(case))
+                                command_environment(case))
     return found + copied_stubs(case)
 
 
-def _environment(case: Case) -> dict[str, str]:
+def command_environment(case: Case) -> dict[str, str]:
+    """The variables the case's command is known to be given, for judging its scripts."""
     return {**case.env, "AGENTIC_EVALS_FIXTURE_DIR": str(case.fixture_dir)}
 
 

@@ -38,7 +38,7 @@ from pytest_agentic_evals.shell.programs import (
     interpreter_family,
     interpreter_target,
 )
-from pytest_agentic_evals.shell.walker import Found, skip_options, walk
+from pytest_agentic_evals.shell.walker import Found, Walker, skip_options, walk
 
 
 @dataclass(frozen=True)
@@ -523,6 +523,12 @@ def program_reaching(
     if "/" in name:
         return None, f"{verdict.entrypoint}: the command names its program by path ({name})"
     return name, verdict.entrypoint
+
+
+def reaching_each(walker: Walker, cwd: Path, skill: SkillCode) -> list[bool]:
+    """For each command of the walk, whether it reaches an entrypoint of the skill."""
+    judge = _Judge(Path(os.path.abspath(cwd)), skill)
+    return [judge.judge(found).entrypoint is not None for found in walker.found]
 
 
 def _first_reaching(

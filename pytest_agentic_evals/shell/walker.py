@@ -228,6 +228,14 @@ _DECLARING = frozenset({"export", "readonly", "declare", "typeset", "local"})
 _REBINDING = frozenset({"unset", "read", "readarray", "mapfile", "getopts"})
 
 
+class Output(NamedTuple):
+    """A file an output redirection writes, named as written, and the directory (relative to
+    the command's; None: unknowable) it is opened from."""
+
+    target: str
+    workdir: str | None
+
+
 @dataclass
 class _Scope:
     """What the shell knows where a command runs: the working directory, relative to ``cwd``
@@ -236,14 +244,17 @@ class _Scope:
     workdir: str | None = "."
     variables: dict[str, str] = field(default_factory=dict)
     exported: set[str] = field(default_factory=set)
+    outputs: tuple[Output, ...] = ()
+    """Where the output of the commands run here goes, by the redirections of the shells
+    around them (``bash -c 'sort x' > out.json``)."""
 
     def copy(self) -> _Scope:
-        return _Scope(self.workdir, dict(self.variables), set(self.exported))
+        return _Scope(self.workdir, dict(self.variables), set(self.exported), self.outputs)
 
     def environment(self, workdir: str | None, extra: Mapping[str, str]) -> _Scope:
         """The scope of a shell started from this one: it sees the exported variables and
         those assigned for it alone (``R=x bash -c ...``, ``env R=x bash -c ...``)."""
-        scope = _Scope(workdir)
+        scope = _Scope(workdir, outputs=self.outputs)
         scope.assign((f"{name}={self.variables[name]}" for name in self.exported
                       if name in self.variables), export=True)
         scope.assign((f"{name}={value}" for name, value in extra.items()), export=True)
@@ -301,11 +312,24 @@ class _Script:
     bodies: dict[str, list[Event]]
 
 
+class Written(NamedTuple):
+    """A file the output of ``programs`` (the first words of what runs inside a redirected
+    group, or the program piped into ``tee``) goes to; ``position`` is the number of commands
+    found when it was read: a group's come before it, ``tee`` and what follows ``exec`` at or
+    after it."""
+
+    output: Output
+    programs: tuple[str, ...]
+    position: int
+
+
 @dataclass(frozen=True)
 class Found:
     command: SimpleCommand
     workdir: str | None
     inputs: tuple[str, ...]
+    outputs: tuple[Output, ...] = ()
+    """The files its output redirections write, also those of the shells it runs in."""
 
 
 class Walker:
@@ -314,11 +338,10 @@ class Walker:
     def __init__(self) -> None:
         self.found: list[Found] = []
         self.extra_inputs: list[str] = []
-        self.written: list[tuple[str, str | None, tuple[str, ...]]] = []
-        """Files the script's output redirections write: each with the directory (relative to
-        the command's) it is written from (None: unknowable) and the programs whose output it
-        holds (one for a simple command, those inside a group redirected as a whole, none for
-        a redirection alone)."""
+        self.written: list[Written] = []
+        """Files written by what is not one simple command: a group redirected as a whole,
+        ``exec > file``, ``tee`` given a pipe (those of a simple command are in its
+        :attr:`Found.outputs`)."""
         self.scripts: list[str] = []
         self.steps = 0
 
@@ -341,9 +364,11 @@ class Walker:
         scope: _Scope,
         inputs: Sequence[str] = (),
         assignments: Mapping[str, str] | None = None,
+        outputs: Sequence[Output] = (),
     ) -> None:
         """One command of ``words``; ``assignments`` are the ``VAR=value`` words before it,
-        which a shell it starts sees as its environment."""
+        which a shell it starts sees as its environment, and ``outputs`` the files its output
+        redirections write."""
         self._spend(depth)
         unwrapped = _Unwrapped([], [], dict(assignments or {}))
         current: list[str] | None = words
@@ -371,13 +396,16 @@ class Walker:
                 # The script's $0, $1... are data handed to it, like an input file.
                 self.extra_inputs.extend(positional)
                 self.extra_inputs.extend(inputs)
-                self.script(script, depth + 1, scope.environment(workdir, unwrapped.assigned))
+                started = scope.environment(workdir, unwrapped.assigned)
+                started.outputs = (*outputs, *scope.outputs)
+                self.script(script, depth + 1, started)
                 return
         if base == "eval" and origin == ORIGIN_SCRIPT:
             self.extra_inputs.extend(inputs)
             self.script(" ".join(current[1:]), depth + 1, scope)  # eval shares the shell
             return
-        self.found.append(Found(SimpleCommand(tuple(current), origin), workdir, tuple(inputs)))
+        self.found.append(Found(SimpleCommand(tuple(current), origin), workdir, tuple(inputs),
+                                (*outputs, *scope.outputs)))
         if origin == ORIGIN_SCRIPT and base == "trap" and len(current) >= 3 \
                 and current[1] not in ("-", "") and not current[1].startswith("-"):
             # The action runs later, on the signal or at exit: its commands may run too.
@@ -424,16 +452,17 @@ class Walker:
             name, _, value = words.pop(0).partition("=")
             assigned[name] = value
             self.extra_inputs.append(value)
-        program = basename(words[0]) if words else ""
-        writers = (program,) if words else tuple(
-            basename(expand_references(name, scope.variables)) for name in event.programs)
-        self.written += [(expand_references(word, scope.variables), scope.workdir, writers)
-                         for word in event.outputs]
-        if program == "tee" and event.piped_from is not None:
+        outputs = tuple(Output(expand_references(word, scope.variables), scope.workdir)
+                        for word in event.outputs)
+        if not words and outputs:
+            programs = tuple(basename(expand_references(name, scope.variables))
+                             for name in event.programs)
+            self.written += [Written(output, programs, len(self.found)) for output in outputs]
+        if words and basename(words[0]) == "tee" and event.piped_from is not None:
             # "printf ... | tee out.txt": the files tee names hold what it is piped.
             source = basename(expand_references(event.piped_from, scope.variables))
-            self.written += [(word, scope.workdir, (source,)) for word in words[1:]
-                             if not word.startswith("-")]
+            self.written += [Written(Output(word, scope.workdir), (source,), len(self.found))
+                             for word in words[1:] if not word.startswith("-")]
         if not words:
             scope.assign(f"{name}={value}" for name, value in assigned.items())
             self.extra_inputs.extend(inputs)
@@ -452,7 +481,7 @@ class Walker:
             elif words[0] in _REBINDING:
                 for name in operands:  # unset R, read R: no value known any more
                     scope.variables.pop(name, None)
-            self.command(words, ORIGIN_SCRIPT, depth, scope, inputs, assigned)
+            self.command(words, ORIGIN_SCRIPT, depth, scope, inputs, assigned, outputs)
 
 
 def walk(argv: Sequence[str], environment: Mapping[str, str] | None = None) -> Walker:

@@ -1,0 +1,166 @@
+"""Whose words a file read back holds: the skill's, or the fixture's.
+
+Reading a file back is an oracle for a live case only when what the file holds depends on the
+work of the skill.  A file the case's input artifacts put there holds the fixture's words, and
+so does one whose last write in the command is by a program that is not the skill's and reads
+only what was there before the trial: a constant builtin (``echo '{"ok": true}' > out.json``),
+or any program given only files of the skill's folder (``cp ../expected.json out.json``,
+``sort ../expected.json > out.json``, ``python3 -c "shutil.copy('../expected.json',
+'out.json')"``).  Whatever the skill did, the read-back then finds the fixture's own answer.
+
+A write counts when a command's output is redirected into the file (also the redirection of a
+shell around it, of a group, ``exec > file`` or ``tee``), when a copier (``cp``, ``install``,
+``ln``, ``rsync``, ``dd of=``) or a program's ``-o``/``--output`` names it, when inline code
+names it beside a writing call, and when the skill's own code is given its name (the skill may
+write it).  Judged without running anything; a write it cannot see keeps the read-back an
+oracle, and the probes (a skill that does nothing) are the run-time answer.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import posixpath
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from pytest_agentic_evals.loading.contract import command_environment
+from pytest_agentic_evals.model import Case, artifact_assertions
+from pytest_agentic_evals.shell import CommandParseError, SkillCode
+from pytest_agentic_evals.shell.command import basename
+from pytest_agentic_evals.shell.entrypoints import reaching_each
+from pytest_agentic_evals.shell.programs import CONSTANT, STATIC_READERS
+from pytest_agentic_evals.shell.walker import Found, Walker, Written, walk
+
+# Programs that copy the files named by their operands to the one named by their last.
+_COPIERS = frozenset({"cp", "install", "ln", "rsync"})
+# Constant builtins that print only their own words (``cat`` and the other static readers
+# print what they read, which may be the skill's output).
+_OWN_WORDS = CONSTANT - STATIC_READERS
+# A quoted string inside inline code (``open('out.json', 'w')``).
+_QUOTED = re.compile(r"""'([^'\n]*)'|"([^"\n]*)\"""")
+# What says inline code writes a file it names.
+_WRITING = re.compile(r"""write|dump|copy|move|rename|link|save|['"][wax]b?\+?['"]|>""")
+# A word that looks like a file name: it has a folder or an extension.
+_FILE_NAME = re.compile(r"[\w.+-]*\w\.[A-Za-z][A-Za-z0-9]{0,5}")
+
+
+def fixture_filled(case: Case) -> set[str]:
+    """The paths (relative to the case's working directory, normalised) that hold the
+    fixture's words when the command ends: written by its input artifacts, or last written by
+    a program of the command that is not the skill's and reads nothing the trial makes."""
+    given = {posixpath.normpath(artifact.path) for artifact in case.input_artifacts}
+    if case.skill_dir is None:
+        return given
+    try:
+        walker = walk(case.judged_command, command_environment(case))
+    except CommandParseError:
+        return given
+    cwd = Path(os.path.abspath(case.cwd))
+    read_back = {posixpath.normpath(str(assertion.get("path")))
+                 for assertion in artifact_assertions(case)}
+    reaches = reaching_each(walker, cwd, SkillCode(case.skill_dir, case.entrypoints))
+    writes: list[tuple[float, str, bool]] = []  # (when, path, holds the fixture's words)
+    for index, found in enumerate(walker.found):
+        targets = _targets(found, cwd, reaches[index], read_back)
+        own = not reaches[index] and _from_the_fixture(found, targets, cwd)
+        writes += [(index, target, own) for target in targets]
+    for written in walker.written:
+        target = _located(cwd, written.output.target, written.output.workdir)
+        if target is not None:
+            own = _group_from_the_fixture(walker, written, reaches, cwd, {target})
+            writes.append((written.position - 0.5, target, own))
+    last: dict[str, bool] = {}
+    for _, target, own in sorted(writes, key=lambda write: write[0]):
+        last[target] = own
+    return given | {target for target, own in last.items() if own}
+
+
+def _located(cwd: Path, word: str, workdir: str | None) -> str | None:
+    """The path ``word`` names, relative to the case's working directory; None when the
+    directory it is named from is only known at run time."""
+    if workdir is None or not word:
+        return None
+    joined = posixpath.normpath(posixpath.join(str(cwd), workdir, os.path.expanduser(word)))
+    return posixpath.normpath(posixpath.relpath(joined, str(cwd)))
+
+
+def _named(word: str) -> list[str]:
+    """The file names a word may give: itself, the value of ``--opt=value`` or ``if=value``,
+    and the quoted strings of inline code."""
+    if any(char in word for char in " \t\n;()"):
+        return [first or second for first, second in _QUOTED.findall(word)]
+    if "=" in word:
+        return [value] if (value := word.partition("=")[2]) else []
+    return [] if word.startswith("-") else [word]
+
+
+def _targets(found: Found, cwd: Path, reaches: bool, read_back: set[str]) -> set[str]:
+    """The files a simple command writes (or, for the skill's code, may write); of the files
+    its inline code names beside a writing call, those the case reads back."""
+    argv = found.command.argv
+    name = basename(argv[0])
+    located = {_located(cwd, output.target, output.workdir) for output in found.outputs}
+    words: list[str] = []
+    operands = [word for word in argv[1:] if not word.startswith("-")]
+    if reaches:
+        words += [named for word in argv[1:] for named in _named(word)]
+    elif name in _COPIERS and len(operands) >= 2:
+        words.append(operands[-1])
+    elif name == "dd":
+        words += [word[3:] for word in argv[1:] if word.startswith("of=")]
+    for option, value in itertools.pairwise(argv[1:]):
+        if option in ("-o", "--output"):
+            words.append(value)
+    words += [word.partition("=")[2] for word in argv[1:] if word.startswith("--output=")]
+    located |= {_located(cwd, word, found.workdir) for word in words}
+    if not reaches and _runs_code(argv):
+        named = {_located(cwd, name, found.workdir) for word in argv[1:]
+                 if _WRITING.search(word) for name in _named(word)}
+        located |= named & read_back
+    return {path for path in located if path is not None}
+
+
+def _runs_code(argv: tuple[str, ...]) -> bool:
+    """Whether a word of the command is program text (it holds spaces, quotes or brackets)."""
+    return any(any(char in word for char in " \t\n;()") for word in argv[1:])
+
+
+def _from_the_fixture(found: Found, targets: Iterable[str], cwd: Path) -> bool:
+    """Whether a command that is not the skill's writes only what was there before the trial:
+    its own words, or files that exist already (and names no file that does not)."""
+    argv = found.command.argv
+    if basename(argv[0]) in _OWN_WORDS:
+        return True
+    names = [name for word in (*argv[1:], *found.inputs) for name in _named(word)]
+    if "/" in argv[0]:
+        names.append(argv[0])
+    existing = False
+    for name in names:
+        path = _located(cwd, name, found.workdir)
+        if path is None or path in targets:
+            continue
+        if os.path.isfile(cwd / path):
+            existing = True
+        elif "/" in name or _FILE_NAME.fullmatch(name):
+            return False  # it reads a file that is made at run time: maybe by the skill
+    return existing
+
+
+def _group_from_the_fixture(walker: Walker, written: Written, reaches: list[bool], cwd: Path,
+                            targets: set[str]) -> bool:
+    """Whether the commands a redirected group, ``exec`` or ``tee`` writes from all write only
+    what was there before the trial.  They are the commands found just before the redirection
+    (a group, the program piped into ``tee``) or just after it (``exec``), matched by name;
+    when they cannot be matched, only constant builtins count."""
+    count = len(written.programs)
+    for start in (written.position - count, written.position):
+        members = list(range(max(start, 0), start + count))
+        if count and len(members) == count and members[-1] < len(walker.found) and all(
+                basename(walker.found[i].command.argv[0]) == program
+                for i, program in zip(members, written.programs, strict=True)):
+            return all(not reaches[i] and _from_the_fixture(walker.found[i], targets, cwd)
+                       for i in members)
+    return bool(written.programs) and all(program in CONSTANT for program in written.programs)
+
