@@ -364,6 +364,13 @@ def artifact_assertions(case: Case) -> list[Mapping[str, Any]]:
     return [item for item in raw if isinstance(item, Mapping)]
 
 
+def requires_absence(assertion: Mapping[str, Any]) -> bool:
+    """Whether an artifact assertion asks for its file not to exist (``not_exists``,
+    ``absent``, ``exists: false``)."""
+    return (assertion.get("not_exists") is True or assertion.get("absent") is True
+            or assertion.get("exists") is False)
+
+
 def declared_seams(fixture: Fixture) -> list[tuple[int, Mapping[str, Any]]]:
     seams = fixture.data.get("seams")
     if not isinstance(seams, list):

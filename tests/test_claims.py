@@ -410,13 +410,16 @@ def test_generic_crash_markers_are_no_oracle(skill: Skill) -> None:
     assert any("generic crash markers" in r for r in q.disqualifiers)
 
 
-EXCLUDES_PHONE = {"exit_code": 0, "stdout_excludes": ["Traceback", "555-0100"]}
+# The name must be printed and the phone must not: a skill that passes its input on fails
+# the exclusion, one that does nothing fails the name.
+EXCLUDES_PHONE = {"exit_code": 0, "stdout_contains": ["Ada"],
+                  "stdout_excludes": ["Traceback", "555-0100"]}
 
 
 @pytest.mark.parametrize("given", [
-    {"command": ["bash", "run.sh", "--phone", "555-0100"]},
-    {"command": ["bash", "-c", "PHONE=555-0100 bash run.sh"]},
-    {"env": {"PHONE": "555-0100"}},
+    {"command": ["bash", "run.sh", "--name", "Ada", "--phone", "555-0100"]},
+    {"command": ["bash", "-c", "NAME=Ada PHONE=555-0100 bash run.sh"]},
+    {"env": {"NAME": "Ada", "PHONE": "555-0100"}},
     {"artifacts": [{"path": "in/records.json",
                     "content": [{"name": "Ada", "phone": "555-0100"}]}]},
     {"artifacts": [{"path": "in/records.txt", "content": "Ada 555-0100\n"}]},
@@ -434,6 +437,37 @@ def test_excluding_what_the_trial_gives_the_command_is_an_oracle(
     q = qualify(skill.case(live("l", expected=EXCLUDES_PHONE, **given)))
     assert q.live_qualified is True, q.disqualifiers
     assert oracle(skill.case(case("d", expected=EXCLUDES_PHONE, **given)))[0] is True
+
+
+@pytest.mark.parametrize("expected", [
+    {"exit_code": 0, "stdout_excludes": ["555-0100"]},
+    {"exit_code": 0, "stdout_contains": ["done"], "stdout_excludes": ["555-0100"]},
+    {"exit_code": 0, "stdout_contains": ["555-0100"], "stdout_excludes": ["555-0100"]},
+    {"exit_code": 0, "stderr_contains": ["Ada"], "stdout_excludes": ["555-0100"]},
+])
+def test_an_exclusion_on_a_stream_nothing_must_reach_is_no_live_oracle(
+        skill: Skill, expected: dict[str, Any]) -> None:
+    """A skill that does nothing (or only announces success) prints no phone number: the
+    exclusion holds only beside a check that the stream carries what the trial gave. A guard
+    that can still fail on a leak keeps its worth for coverage."""
+    given = {"env": {"NAME": "Ada", "PHONE": "555-0100"}}
+    q = qualify(skill.case(live("l", expected=expected, **given)))
+    assert q.live_qualified is False, q
+    [reason] = q.disqualifiers
+    assert "where no check asks for what the trial gave" in reason, reason
+    assert oracle(skill.case(case("d", expected=expected, **given)))[0] is True
+
+
+@pytest.mark.parametrize("absent", [{"not_exists": True}, {"absent": True}, {"exists": False}])
+def test_a_file_that_must_be_absent_is_no_live_oracle(
+        skill: Skill, absent: dict[str, Any]) -> None:
+    """A skill that does nothing writes no file: an absence is no proof it worked, though it
+    is a guard that can fail (a skill that writes where it must not)."""
+    expected = {"exit_code": 0, "artifacts": [{"path": "out/secret.txt", **absent}]}
+    q = qualify(skill.case(live("l", expected=expected)))
+    assert q.live_qualified is False, q
+    assert any("only require a file to be absent" in r for r in q.disqualifiers), q
+    assert oracle(skill.case(case("d", expected=expected)))[0] is True
 
 
 def test_excluding_what_the_trial_never_gives_the_command_is_no_oracle(skill: Skill) -> None:

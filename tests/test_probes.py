@@ -404,14 +404,16 @@ def test_the_pytest_option_runs_the_probe_as_items(pytester: pytest.Pytester) ->
 
 
 def test_live_qualification_takes_a_fresh_probe_over_the_static_guess(tmp_path: Path) -> None:
-    """SPEC 15, in both directions: an exclude of the value the trial gives the command looks
-    like an oracle to the static judgement, and a skill that does nothing passes it; a value
-    in stdout looks like the command's own prose, and neither stand-in prints it."""
+    """SPEC 15, in both directions: a read-back of a file the command writes under a name
+    computed at run time, where the static judgement cannot see it, looks like an oracle, and
+    a skill that does nothing passes it; a value in stdout looks like the command's own
+    prose, and neither stand-in prints it."""
     data = doubler_fixture()
     live = {"evidence_class": "live_e2e", "artifacts": IN}
+    unseen = 'bash run.sh in.txt o3.txt; echo 42 > "$(printf o3).txt"'
     data["cases"] += [
-        case("live-never-printed", "positive", ["bash", "run.sh", "in.txt", "o3.txt"],
-             {"exit_code": 0, "stdout_excludes": ["21"]}, **live),
+        case("live-never-printed", "positive", ["bash", "-c", unseen],
+             {"exit_code": 0, "artifacts": [{"path": "o3.txt", "equals": "42\n"}]}, **live),
         case("live-value-in-stdout", "positive", ["bash", "run.sh", "in.txt", "o4.txt"],
              {"exit_code": 0, "stdout_contains": ["result: 42"]}, **live)]
     path = make_skill(tmp_path / "doubler", data)
@@ -426,7 +428,8 @@ def test_live_qualification_takes_a_fresh_probe_over_the_static_guess(tmp_path: 
     assert qualified("live-value-in-stdout")[:2] == (False, "static")
     cli("probe", str(path), "--case", "live-never-printed", "--case", "live-value-in-stdout")
     assert qualified("live-never-printed") == (False, "probe", (
-        "the probe shows its oracle survived `noop` (a broken skill passes it)",))
+        "the probe shows its oracle survived `noop` (a broken skill passes it)",
+        "the probe shows its oracle survived `crash` (a broken skill passes it)"))
     assert qualified("live-value-in-stdout") == (True, "probe", ())
 
 

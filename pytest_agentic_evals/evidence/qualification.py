@@ -18,7 +18,12 @@ from typing import Any
 
 from pytest_agentic_evals.evidence.readback import fixture_filled
 from pytest_agentic_evals.loading.contract import own_code_reached, stub_inputs
-from pytest_agentic_evals.model import LIVE_CLASSES, Case, artifact_assertions
+from pytest_agentic_evals.model import (
+    LIVE_CLASSES,
+    Case,
+    artifact_assertions,
+    requires_absence,
+)
 from pytest_agentic_evals.probes import store as probe_store
 from pytest_agentic_evals.shell import CommandParseError, simple_commands
 
@@ -166,9 +171,7 @@ def _ask_disqualifier(case: Case) -> tuple[str | None, bool]:
     readback = [
         str(assertion.get("path")) for assertion in artifact_assertions(case)
         if PurePosixPath(str(assertion.get("path", ""))).name in PROVIDER_RUN_ARTIFACTS
-        and not assertion.get("optional")
-        and assertion.get("not_exists") is not True
-        and assertion.get("absent") is not True
+        and not assertion.get("optional") and not requires_absence(assertion)
     ]
     missing = []
     if not execute:
@@ -187,7 +190,7 @@ def _oracle_disqualifiers(case: Case) -> list[str]:
     """Why the case has no oracle independent of the command's own report (empty: it has)."""
     assertions = artifact_assertions(case)
     not_the_skills = fixture_filled(case)
-    binding = [a for a in assertions if artifact_is_oracle(a)
+    binding = [a for a in assertions if artifact_is_oracle(a) and not requires_absence(a)
                and posixpath.normpath(str(a.get("path"))) not in not_the_skills]
     excluded = [
         text
@@ -195,7 +198,8 @@ def _oracle_disqualifiers(case: Case) -> list[str]:
         for text in (case.expected.get(stream) or ())
         if isinstance(text, str)
     ]
-    specific = _given_exclusions(case, excluded)
+    specific = [text for stream in ("stdout", "stderr")
+                for text in _carried_exclusions(case, stream)]
     reasons = []
     if case.readback and not binding:
         reasons.append("readback: true with nothing behind it: no expected artifact is read "
@@ -205,19 +209,26 @@ def _oracle_disqualifiers(case: Case) -> list[str]:
     detail = []
     if assertions:
         detail.append("its artifact assertions are optional (skipped when the file is "
-                      "missing), only exclude generic crash markers, or read back a file "
+                      "missing), only exclude generic crash markers, only require a file to "
+                      "be absent (as it is when the skill does nothing), or read back a file "
                       "its own input artifacts or its own command wrote (an echo redirected "
                       "into it, a copy of a file of the skill's folder)")
     generic = [text for text in excluded if is_generic_crash_marker(text)]
     if generic:
         detail.append("its excludes (" + ", ".join(repr(t) for t in generic) + ") are generic "
                       "crash markers whose absence is the command's own report of success")
-    never_given = [text for text in excluded if text not in generic]
+    given = _given_exclusions(case, excluded)
+    never_given = [text for text in excluded if text not in generic and text not in given]
     if never_given:
         detail.append("its excludes (" + ", ".join(repr(t) for t in never_given) + ") are "
                       "texts the trial never gives the command (in its command, environment, "
                       "input artifacts or the files its command names), absent whatever the "
                       "skill does")
+    if given:
+        detail.append("its excludes (" + ", ".join(repr(t) for t in given) + ") are on a "
+                      "stream where no check asks for what the trial gave (a "
+                      "stdout_contains or stderr_contains of another text it gives the "
+                      "command), so a skill that does nothing passes them")
     if any(case.expected.get(k) for k in ("stdout_contains", "stderr_contains",
                                           "stdout_matches", "stderr_matches")) or any(
             k in case.expected for k in ("stdout_equals", "stderr_equals")):
@@ -396,6 +407,20 @@ def _given_exclusions(case: Case, texts: list[str]) -> list[str]:
     command by the trial."""
     return [text for text in texts
             if not is_generic_crash_marker(text) and trial_gives(text, case)]
+
+
+def _carried_exclusions(case: Case, stream: str) -> list[str]:
+    """The given texts ``stream`` must not hold, when it must hold another text the trial
+    gives the command (``stdout_contains`` the name, ``stdout_excludes`` the phone): a skill
+    that passes its input on fails the one, a skill that does nothing the other.  Without
+    that, the stream may carry nothing of the data, and its exclusions hold for a skill that
+    does nothing."""
+    excluded = _given_exclusions(case, _strings(case.expected.get(f"{stream}_excludes")))
+    wanted = [text for text in _strings(case.expected.get(f"{stream}_contains"))
+              if text.strip() and text not in excluded and not is_success_prose(text)
+              and not any(text in gone or gone in text for gone in excluded)
+              and trial_gives(text, case)]
+    return excluded if wanted else []
 
 
 def unreached(case: Case) -> str | None:

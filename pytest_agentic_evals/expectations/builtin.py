@@ -25,6 +25,7 @@ from pytest_agentic_evals.expectations.observation import STREAMS, ArtifactError
 from pytest_agentic_evals.expectations.trajectory import NOT_TESTED_PREFIXES, check_trajectory
 from pytest_agentic_evals.jsonio import too_long_number
 from pytest_agentic_evals.jsonvalues import json_equal, json_type
+from pytest_agentic_evals.model import requires_absence
 from pytest_agentic_evals.redaction import escape_surrogates
 
 # Artifacts are parsed whole; a bound keeps a runaway output file from exhausting memory.
@@ -168,11 +169,7 @@ def check_artifact(assertion: Mapping[str, Any], observation: Observation) -> li
     """Failures of one artifact assertion; raises ArtifactError when it cannot be evaluated."""
     outside = bool(assertion.get("outside_workspace"))
     path = observation.resolve(assertion["path"], outside)
-    must_be_absent = (
-        assertion.get("not_exists") is True
-        or assertion.get("absent") is True
-        or assertion.get("exists") is False
-    )
+    must_be_absent = requires_absence(assertion)
     if not path.exists():
         if must_be_absent or assertion.get("optional"):
             return []
