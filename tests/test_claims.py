@@ -458,6 +458,29 @@ def test_an_exclusion_on_a_stream_nothing_must_reach_is_no_live_oracle(
     assert oracle(skill.case(case("d", expected=expected, **given)))[0] is True
 
 
+@pytest.mark.parametrize("script", [
+    "bash run.sh && echo $NAME",
+    "bash run.sh --phone 555-0100 && printf '%s\\n' Ada",
+    "bash run.sh --phone 555-0100; cat data/records.txt | cut -c1-3",
+])
+def test_a_text_the_command_prints_itself_does_not_carry_an_exclusion(
+        skill: Skill, script: str) -> None:
+    """The command's own programs print the name: a skill that does nothing passes."""
+    (skill.root / "data").mkdir()
+    (skill.root / "data" / "records.txt").write_text("Ada 555-0100\n")
+    given = {"env": {"NAME": "Ada", "PHONE": "555-0100"},
+             "command": ["bash", "-c", script], "expected": EXCLUDES_PHONE}
+    q = qualify(skill.case(live("l", **given)))
+    assert q.live_qualified is False, q
+    assert any("where no check asks for what the trial gave" in r for r in q.disqualifiers), q
+
+
+def test_a_text_piped_into_the_skill_carries_an_exclusion(skill: Skill) -> None:
+    given = {"command": ["bash", "-c", "echo 'Ada 555-0100' | bash run.sh"],
+             "expected": EXCLUDES_PHONE}
+    assert qualify(skill.case(live("l", **given))).live_qualified is True
+
+
 @pytest.mark.parametrize("absent", [{"not_exists": True}, {"absent": True}, {"exists": False}])
 def test_a_file_that_must_be_absent_is_no_live_oracle(
         skill: Skill, absent: dict[str, Any]) -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from pytest_agentic_evals.evidence.readback import fixture_filled
+from pytest_agentic_evals.evidence.readback import fixture_filled, printed_by_the_command
 from pytest_agentic_evals.loading.contract import own_code_reached, stub_inputs
 from pytest_agentic_evals.model import (
     LIVE_CLASSES,
@@ -228,7 +228,8 @@ def _oracle_disqualifiers(case: Case) -> list[str]:
         detail.append("its excludes (" + ", ".join(repr(t) for t in given) + ") are on a "
                       "stream where no check asks for what the trial gave (a "
                       "stdout_contains or stderr_contains of another text it gives the "
-                      "command), so a skill that does nothing passes them")
+                      "command, which the command's own programs do not print), so a skill "
+                      "that does nothing passes them")
     if any(case.expected.get(k) for k in ("stdout_contains", "stderr_contains",
                                           "stdout_matches", "stderr_matches")) or any(
             k in case.expected for k in ("stdout_equals", "stderr_equals")):
@@ -414,12 +415,18 @@ def _carried_exclusions(case: Case, stream: str) -> list[str]:
     gives the command (``stdout_contains`` the name, ``stdout_excludes`` the phone): a skill
     that passes its input on fails the one, a skill that does nothing the other.  Without
     that, the stream may carry nothing of the data, and its exclusions hold for a skill that
-    does nothing."""
+    does nothing.  A text the command's own programs print (``bash run.sh && echo Ada``) is
+    there whatever the skill does, so it does not count."""
     excluded = _given_exclusions(case, _strings(case.expected.get(f"{stream}_excludes")))
+    if not excluded:
+        return []
+    words, files = printed_by_the_command(case)
     wanted = [text for text in _strings(case.expected.get(f"{stream}_contains"))
-              if text.strip() and text not in excluded and not is_success_prose(text)
+              if text.strip() and not is_success_prose(text)
               and not any(text in gone or gone in text for gone in excluded)
-              and trial_gives(text, case)]
+              and trial_gives(text, case)
+              and not any(text.strip() in word for word in words)
+              and not any(_file_holds(path, text.strip()) for path in files[:_NAMED_FILES])]
     return excluded if wanted else []
 
 

@@ -14,6 +14,9 @@ shell around it, of a group, ``exec > file`` or ``tee``), when a copier (``cp``,
 names it beside a writing call, and when the skill's own code is given its name (the skill may
 write it).  Judged without running anything; a write it cannot see keeps the read-back an
 oracle, and the probes (a skill that does nothing) are the run-time answer.
+
+The same judgement tells what the command prints by itself: the words and files of its own
+programs (``bash run.sh && echo Ada``), which are in its output whatever the skill does.
 """
 
 from __future__ import annotations
@@ -75,6 +78,36 @@ def fixture_filled(case: Case) -> set[str]:
     for _, target, own in sorted(writes, key=lambda write: write[0]):
         last[target] = own
     return given | {target for target, own in last.items() if own}
+
+
+def printed_by_the_command(case: Case) -> tuple[list[str], list[Path]]:
+    """What the command's own programs (those that are not the skill's code) are handed: the
+    words they are given and the existing files those name, unless their output is piped
+    into the skill.  A text among them may reach the output whatever the skill does (``bash
+    run.sh && echo Ada``, ``cat data/records.txt``).  ``([], [])`` when the command cannot be
+    analysed or the skill's directory is unknown (nothing then carries an exclusion)."""
+    if case.skill_dir is None:
+        return [], []
+    try:
+        walker = walk(case.judged_command, command_environment(case))
+    except CommandParseError:
+        return [], []
+    cwd = Path(os.path.abspath(case.cwd))
+    reaches = reaching_each(walker, cwd, SkillCode(case.skill_dir, case.entrypoints))
+    into_the_skill = {writer for writer, reader in walker.pipes
+                      if reader < len(reaches) and reaches[reader]}
+    words: list[str] = []
+    files: list[Path] = []
+    for index, found in enumerate(walker.found):
+        if reaches[index] or index in into_the_skill:
+            continue
+        words += found.command.argv
+        for word in (*found.command.argv[1:], *found.inputs):
+            for name in _named(word):
+                path = _located(cwd, name, found.workdir)
+                if path is not None and os.path.isfile(cwd / path):
+                    files.append(cwd / path)
+    return words, files
 
 
 def _located(cwd: Path, word: str, workdir: str | None) -> str | None:

@@ -342,6 +342,9 @@ class Walker:
         """Files written by what is not one simple command: a group redirected as a whole,
         ``exec > file``, ``tee`` given a pipe (those of a simple command are in its
         :attr:`Found.outputs`)."""
+        self.pipes: list[tuple[int, int]] = []
+        """(writer, reader): the commands found at these positions are joined by a pipe (the
+        last command before ``|`` and the first after it)."""
         self.scripts: list[str] = []
         self.steps = 0
 
@@ -458,6 +461,8 @@ class Walker:
             programs = tuple(basename(expand_references(name, scope.variables))
                              for name in event.programs)
             self.written += [Written(output, programs, len(self.found)) for output in outputs]
+        if words and event.piped_from is not None and self.found:
+            self.pipes.append((len(self.found) - 1, len(self.found)))
         if words and basename(words[0]) == "tee" and event.piped_from is not None:
             # "printf ... | tee out.txt": the files tee names hold what it is piped.
             source = basename(expand_references(event.piped_from, scope.variables))
