@@ -85,6 +85,19 @@ def test_checking_a_word_of_the_own_argv_or_success_prose_is_weak(skill: Skill) 
     assert "own argv" in reasons["echoed"][0] and "success prose" in reasons["prose"][0]
 
 
+def test_checking_what_the_commands_own_programs_print_is_weak(skill: Skill) -> None:
+    """``echo $NAME`` prints the greeting's name whatever the skill does: a check of it can
+    never fail, though the text is in no word of the argv."""
+    script = 'bash ../run.sh "$NAME" && echo "hello, $NAME"'
+    printed = greets("printed", command=["bash", "-c", script], env={"NAME": "Ada"})
+    skill.write(seamed([printed]))
+    code, report, _ = coverage("show", str(skill.root))
+    [seam] = only_fixture(report)["seams"]
+    assert (code, seam["status"]) == (1, "weak_only")
+    [reasons] = [c["weak_reasons"] for c in seam["cases"] if c["case"] == "printed"]
+    assert "the command's own programs print it" in reasons[0], reasons
+
+
 def test_a_guard_that_never_runs_the_skill_guards_nothing(skill: Skill) -> None:
     """`stat` of a path that is not there exits 1 every time: a check that can fail, of a
     command that never reaches the skill."""

@@ -420,14 +420,21 @@ def _carried_exclusions(case: Case, stream: str) -> list[str]:
     excluded = _given_exclusions(case, _strings(case.expected.get(f"{stream}_excludes")))
     if not excluded:
         return []
-    words, files = printed_by_the_command(case)
+    printed = printed_by_the_command(case)
     wanted = [text for text in _strings(case.expected.get(f"{stream}_contains"))
               if text.strip() and not is_success_prose(text)
               and not any(text in gone or gone in text for gone in excluded)
-              and trial_gives(text, case)
-              and not any(text.strip() in word for word in words)
-              and not any(_file_holds(path, text.strip()) for path in files[:_NAMED_FILES])]
+              and trial_gives(text, case) and not _printed_itself(text, printed)]
     return excluded if wanted else []
+
+
+def _printed_itself(text: str, printed: tuple[list[str], list[Path]]) -> bool:
+    """Whether ``text`` is in what the command's own programs are handed (``printed``, from
+    :func:`printed_by_the_command`): their words, or the files they name."""
+    needle = text.strip()
+    words, files = printed
+    return bool(needle) and (any(needle in word for word in words)
+                             or any(_file_holds(path, needle) for path in files[:_NAMED_FILES]))
 
 
 def unreached(case: Case) -> str | None:
@@ -469,11 +476,15 @@ def oracle(case: Case) -> tuple[bool, list[str]]:
               if isinstance(text := expected.get(stream), str)]
     stated += [(stream, text) for stream in ("stdout_contains", "stderr_contains")
                for text in _strings(expected.get(stream))]
+    printed = printed_by_the_command(case) if stated else ([], [])
     for stream, text in stated:
         if is_success_prose(text):
             reasons.append(f"{stream} {text!r} is the command's own success prose")
         elif _echoed(text, case):
             reasons.append(f"{stream} {text!r} is in the command's own argv")
+        elif _printed_itself(text, printed):
+            reasons.append(f"{stream} {text!r} is there whatever the skill does: the "
+                           "command's own programs print it")
         else:
             return True, []
     if isinstance(artifacts, list) and artifacts:
