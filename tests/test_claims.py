@@ -353,6 +353,9 @@ def test_reading_back_a_file_the_case_wrote_itself_is_no_oracle(skill: Skill) ->
     "bash run.sh l; python3 -c \"import shutil; shutil.copy('run.sh', 'out/l.json')\"",
     "bash run.sh l; python3 -c \"open('out/l.json', 'w').write(open('run.sh').read())\"",
     "bash run.sh l out/l.json; sort run.sh > out/l.json",
+    # Inline code makes its own answer: it needs no file of the skill's folder.
+    "bash run.sh l && python3 -c \"open('out/l.json', 'w').write(chr(123) + chr(125))\"",
+    "bash run.sh l; python3 -c 'print(1 + 1)' > out/l.json",
 ])
 def test_reading_back_a_file_the_command_wrote_itself_is_no_oracle(
     skill: Skill, script: str
@@ -396,6 +399,8 @@ def test_a_sorted_copy_of_the_expected_answer_is_no_oracle_from_a_subfolder(
     "sort run.sh > out/l.json; bash run.sh l out/l.json",
     "bash run.sh l; python3 -c \"import json; assert json.load(open('out/l.json'))\" run.sh",
     "bash run.sh l; diff out/l.json run.sh",
+    "bash run.sh l | python3 -c 'import sys; print(sys.stdin.read())' > out/l.json",
+    "bash run.sh l; python3 -c \"open('out/l.json', 'w').write(open('out/p.txt').read())\"",
 ])
 def test_a_file_the_skill_writes_is_an_oracle(skill: Skill, script: str) -> None:
     q = qualify(skill.case(live("l", command=["bash", "-c", script])))
@@ -462,6 +467,9 @@ def test_an_exclusion_on_a_stream_nothing_must_reach_is_no_live_oracle(
     "bash run.sh && echo $NAME",
     "bash run.sh --phone 555-0100 && printf '%s\\n' Ada",
     "bash run.sh --phone 555-0100; cat data/records.txt | cut -c1-3",
+    "bash run.sh && printenv NAME",
+    "bash run.sh && python3 -c \"import os; print(os.environ['NAME'])\"",
+    "bash run.sh && python3 -c \"print(chr(65) + 'da')\"",
 ])
 def test_a_text_the_command_prints_itself_does_not_carry_an_exclusion(
         skill: Skill, script: str) -> None:

@@ -16,7 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from pytest_agentic_evals.evidence.readback import fixture_filled, printed_by_the_command
+from pytest_agentic_evals.evidence.readback import (
+    Printed,
+    fixture_filled,
+    printed_by_the_command,
+)
 from pytest_agentic_evals.loading.contract import own_code_reached, stub_inputs
 from pytest_agentic_evals.model import (
     LIVE_CLASSES,
@@ -416,11 +420,14 @@ def _carried_exclusions(case: Case, stream: str) -> list[str]:
     that passes its input on fails the one, a skill that does nothing the other.  Without
     that, the stream may carry nothing of the data, and its exclusions hold for a skill that
     does nothing.  A text the command's own programs print (``bash run.sh && echo Ada``) is
-    there whatever the skill does, so it does not count."""
+    there whatever the skill does, so it does not count; nor does any, when one of them runs
+    code (``python3 -c "print(chr(65) + 'da')"``)."""
     excluded = _given_exclusions(case, _strings(case.expected.get(f"{stream}_excludes")))
     if not excluded:
         return []
     printed = printed_by_the_command(case)
+    if printed.computes:  # a program of its own may print any text: none is carried
+        return []
     wanted = [text for text in _strings(case.expected.get(f"{stream}_contains"))
               if text.strip() and not is_success_prose(text)
               and not any(text in gone or gone in text for gone in excluded)
@@ -428,13 +435,13 @@ def _carried_exclusions(case: Case, stream: str) -> list[str]:
     return excluded if wanted else []
 
 
-def _printed_itself(text: str, printed: tuple[list[str], list[Path]]) -> bool:
-    """Whether ``text`` is in what the command's own programs are handed (``printed``, from
-    :func:`printed_by_the_command`): their words, or the files they name."""
+def _printed_itself(text: str, printed: Printed) -> bool:
+    """Whether ``text`` is in what the command's own programs are handed: their words (and
+    the environment, for those that read it), or the files they name."""
     needle = text.strip()
-    words, files = printed
-    return bool(needle) and (any(needle in word for word in words)
-                             or any(_file_holds(path, needle) for path in files[:_NAMED_FILES]))
+    return bool(needle) and (
+        any(needle in word for word in printed.words)
+        or any(_file_holds(path, needle) for path in printed.files[:_NAMED_FILES]))
 
 
 def unreached(case: Case) -> str | None:
@@ -476,7 +483,7 @@ def oracle(case: Case) -> tuple[bool, list[str]]:
               if isinstance(text := expected.get(stream), str)]
     stated += [(stream, text) for stream in ("stdout_contains", "stderr_contains")
                for text in _strings(expected.get(stream))]
-    printed = printed_by_the_command(case) if stated else ([], [])
+    printed = printed_by_the_command(case) if stated else Printed()
     for stream, text in stated:
         if is_success_prose(text):
             reasons.append(f"{stream} {text!r} is the command's own success prose")

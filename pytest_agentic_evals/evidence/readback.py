@@ -26,6 +26,7 @@ import os
 import posixpath
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_agentic_evals.loading.contract import command_environment
@@ -33,7 +34,7 @@ from pytest_agentic_evals.model import Case, artifact_assertions
 from pytest_agentic_evals.shell import CommandParseError, SkillCode
 from pytest_agentic_evals.shell.command import basename
 from pytest_agentic_evals.shell.entrypoints import reaching_each
-from pytest_agentic_evals.shell.programs import CONSTANT, STATIC_READERS
+from pytest_agentic_evals.shell.programs import CONSTANT, STATIC_READERS, interpreter_family
 from pytest_agentic_evals.shell.walker import Found, Walker, Written, walk
 
 # Programs that copy the files named by their operands to the one named by their last.
@@ -45,8 +46,45 @@ _OWN_WORDS = CONSTANT - STATIC_READERS
 _QUOTED = re.compile(r"""'([^'\n]*)'|"([^"\n]*)\"""")
 # What says inline code writes a file it names.
 _WRITING = re.compile(r"""write|dump|copy|move|rename|link|save|['"][wax]b?\+?['"]|>""")
+# Programs that read the environment they are given and may print it.
+_READ_THE_ENVIRONMENT = frozenset({"printenv", "env", "set", "export", "declare", "typeset"})
+# Programs that run code of their own, beside the interpreters: they may print any text.
+_COMPUTERS = frozenset({"awk", "gawk", "mawk", "nawk", "jq", "bc", "dc", "expr"})
 # A word that looks like a file name: it has a folder or an extension.
 _FILE_NAME = re.compile(r"[\w.+-]*\w\.[A-Za-z][A-Za-z0-9]{0,5}")
+
+
+@dataclass(frozen=True)
+class _Walked:
+    """The command's walk, with what is known of each command it found: whether it reaches
+    the skill's code, and whether what it reads comes down a pipe from the skill."""
+
+    walker: Walker
+    cwd: Path
+    reaches: list[bool]
+    fed: list[bool]
+
+    def own(self, index: int) -> bool:
+        """Whether the command at ``index`` is one of the fixture's own programs."""
+        return not self.reaches[index] and not self.fed[index]
+
+
+def _walked(case: Case) -> _Walked | None:
+    """The walk of the case's command; None when it cannot be analysed or the skill's
+    directory is unknown (then nothing is known of whose words anything holds)."""
+    if case.skill_dir is None:
+        return None
+    try:
+        walker = walk(case.judged_command, command_environment(case))
+    except CommandParseError:
+        return None
+    cwd = Path(os.path.abspath(case.cwd))
+    reaches = reaching_each(walker, cwd, SkillCode(case.skill_dir, case.entrypoints))
+    fed = [False] * len(reaches)
+    for writer, reader in walker.pipes:  # in walk order: "run.sh | sort | tee" feeds both
+        if reader < len(fed):
+            fed[reader] = fed[reader] or reaches[writer] or fed[writer]
+    return _Walked(walker, cwd, reaches, fed)
 
 
 def fixture_filled(case: Case) -> set[str]:
@@ -54,25 +92,21 @@ def fixture_filled(case: Case) -> set[str]:
     fixture's words when the command ends: written by its input artifacts, or last written by
     a program of the command that is not the skill's and reads nothing the trial makes."""
     given = {posixpath.normpath(artifact.path) for artifact in case.input_artifacts}
-    if case.skill_dir is None:
+    walked = _walked(case)
+    if walked is None:
         return given
-    try:
-        walker = walk(case.judged_command, command_environment(case))
-    except CommandParseError:
-        return given
-    cwd = Path(os.path.abspath(case.cwd))
+    walker, cwd = walked.walker, walked.cwd
     read_back = {posixpath.normpath(str(assertion.get("path")))
                  for assertion in artifact_assertions(case)}
-    reaches = reaching_each(walker, cwd, SkillCode(case.skill_dir, case.entrypoints))
     writes: list[tuple[float, str, bool]] = []  # (when, path, holds the fixture's words)
     for index, found in enumerate(walker.found):
-        targets = _targets(found, cwd, reaches[index], read_back)
-        own = not reaches[index] and _from_the_fixture(found, targets, cwd)
+        targets = _targets(found, cwd, walked.reaches[index], read_back)
+        own = walked.own(index) and _from_the_fixture(found, targets, cwd)
         writes += [(index, target, own) for target in targets]
     for written in walker.written:
         target = _located(cwd, written.output.target, written.output.workdir)
         if target is not None:
-            own = _group_from_the_fixture(walker, written, reaches, cwd, {target})
+            own = _group_from_the_fixture(walked, written, {target})
             writes.append((written.position - 0.5, target, own))
     last: dict[str, bool] = {}
     for _, target, own in sorted(writes, key=lambda write: write[0]):
@@ -80,34 +114,49 @@ def fixture_filled(case: Case) -> set[str]:
     return given | {target for target, own in last.items() if own}
 
 
-def printed_by_the_command(case: Case) -> tuple[list[str], list[Path]]:
-    """What the command's own programs (those that are not the skill's code) are handed: the
-    words they are given and the existing files those name, unless their output is piped
-    into the skill.  A text among them may reach the output whatever the skill does (``bash
-    run.sh && echo Ada``, ``cat data/records.txt``).  ``([], [])`` when the command cannot be
-    analysed or the skill's directory is unknown (nothing then carries an exclusion)."""
-    if case.skill_dir is None:
-        return [], []
-    try:
-        walker = walk(case.judged_command, command_environment(case))
-    except CommandParseError:
-        return [], []
-    cwd = Path(os.path.abspath(case.cwd))
-    reaches = reaching_each(walker, cwd, SkillCode(case.skill_dir, case.entrypoints))
-    into_the_skill = {writer for writer, reader in walker.pipes
-                      if reader < len(reaches) and reaches[reader]}
+@dataclass(frozen=True)
+class Printed:
+    """What the command's own programs (those that are not the skill's code, and whose output
+    is not piped into the skill) may print whatever the skill does."""
+
+    words: tuple[str, ...] = ()
+    """The words they are given, and the environment's values for those that read it."""
+    files: tuple[Path, ...] = ()
+    """The existing files they name."""
+    computes: bool = False
+    """One of them runs code (an interpreter, ``awk``, ``jq``, a ``printf`` of escapes),
+    which may print any text without being handed it."""
+
+
+def printed_by_the_command(case: Case) -> Printed:
+    """What the command's own programs may print, whatever the skill does (``bash run.sh &&
+    echo Ada``, ``cat data/records.txt``, ``printenv NAME``).  When the command cannot be
+    analysed or the skill's directory is unknown, it may print anything (``computes``)."""
+    walked = _walked(case)
+    if walked is None:
+        return Printed(computes=True)
+    into_the_skill = {writer for writer, reader in walked.walker.pipes
+                      if reader < len(walked.reaches) and walked.reaches[reader]}
+    environment = tuple(command_environment(case).values())
     words: list[str] = []
     files: list[Path] = []
-    for index, found in enumerate(walker.found):
-        if reaches[index] or index in into_the_skill:
+    computes = False
+    for index, found in enumerate(walked.walker.found):
+        if walked.reaches[index] or index in into_the_skill:
             continue
-        words += found.command.argv
-        for word in (*found.command.argv[1:], *found.inputs):
+        argv = found.command.argv
+        words += argv
+        base = basename(argv[0])
+        if base in _READ_THE_ENVIRONMENT or interpreter_family(base) is not None:
+            words += environment
+        computes = computes or interpreter_family(base) is not None or base in _COMPUTERS \
+            or (base in _OWN_WORDS and any("\\" in word or "%" in word for word in argv[1:]))
+        for word in (*argv[1:], *found.inputs):
             for name in _named(word):
-                path = _located(cwd, name, found.workdir)
-                if path is not None and os.path.isfile(cwd / path):
-                    files.append(cwd / path)
-    return words, files
+                path = _located(walked.cwd, name, found.workdir)
+                if path is not None and os.path.isfile(walked.cwd / path):
+                    files.append(walked.cwd / path)
+    return Printed(tuple(words), tuple(files), computes)
 
 
 def _located(cwd: Path, word: str, workdir: str | None) -> str | None:
@@ -161,8 +210,9 @@ def _runs_code(argv: tuple[str, ...]) -> bool:
 
 
 def _from_the_fixture(found: Found, targets: Iterable[str], cwd: Path) -> bool:
-    """Whether a command that is not the skill's writes only what was there before the trial:
-    its own words, or files that exist already (and names no file that does not)."""
+    """Whether a command that is not the skill's (nor fed by it) writes only what was there
+    before the trial: its own words, what its inline code makes, or files that exist already
+    (and it names no file that does not)."""
     argv = found.command.argv
     if basename(argv[0]) in _OWN_WORDS:
         return True
@@ -178,22 +228,22 @@ def _from_the_fixture(found: Found, targets: Iterable[str], cwd: Path) -> bool:
             existing = True
         elif "/" in name or _FILE_NAME.fullmatch(name):
             return False  # it reads a file that is made at run time: maybe by the skill
-    return existing
+    return existing or _runs_code(argv)  # python3 -c "print(1 + 1)" > out.json
 
 
-def _group_from_the_fixture(walker: Walker, written: Written, reaches: list[bool], cwd: Path,
-                            targets: set[str]) -> bool:
+def _group_from_the_fixture(walked: _Walked, written: Written, targets: set[str]) -> bool:
     """Whether the commands a redirected group, ``exec`` or ``tee`` writes from all write only
     what was there before the trial.  They are the commands found just before the redirection
     (a group, the program piped into ``tee``) or just after it (``exec``), matched by name;
     when they cannot be matched, only constant builtins count."""
+    walker = walked.walker
     count = len(written.programs)
     for start in (written.position - count, written.position):
         members = list(range(max(start, 0), start + count))
         if count and len(members) == count and members[-1] < len(walker.found) and all(
                 basename(walker.found[i].command.argv[0]) == program
                 for i, program in zip(members, written.programs, strict=True)):
-            return all(not reaches[i] and _from_the_fixture(walker.found[i], targets, cwd)
+            return all(walked.own(i) and _from_the_fixture(walker.found[i], targets, walked.cwd)
                        for i in members)
     return bool(written.programs) and all(program in CONSTANT for program in written.programs)
 
