@@ -410,3 +410,46 @@ def test_a_surviving_control_fails_the_trial_and_a_killed_one_leaves_it() -> Non
 
 def test_the_stand_in_does_the_opposite_of_what_the_case_expects() -> None:
     assert [contrary_exit(code) for code in (0, 1, 2, 127)] == [1, 0, 0, 0]
+
+
+# A live case whose read-back file the command fills itself, under a name the static
+# judgement cannot see: the contrary stand-in's exit stops the '&&', a skill that does nothing
+# and exits 0 lets the echo run.
+FAKED_LIVE = ('bash ../run.sh Ada > /dev/null && echo hello, Ada > "$(printf greeting).txt"')
+HONEST_LIVE = "bash ../run.sh Ada > greeting.txt"
+
+
+def live_greeting(script: str) -> dict[str, Any]:
+    data = with_command(0, script)
+    data["cases"][0].update(evidence_class="live_e2e", expected={
+        "exit_code": 0, "artifacts": [{"path": "greeting.txt", "lines_contain": ["hello, Ada"]}]})
+    return data
+
+
+def test_a_live_case_that_passes_a_skill_doing_nothing_fails_its_control(skill: Skill) -> None:
+    """Live evidence must fail a skill that exits as expected and does nothing: after the
+    contrary stand-in, a live positive case plays the noop one too."""
+    status, report, stderr = run_report(skill, live_greeting(FAKED_LIVE))
+    greets = case_of(report, "greets")
+    assert (status, report["readiness"], greets["outcome"]) == (1, "NOT_READY", FAIL)
+    control = greets["trials"][0]["control"]
+    assert (control["stand_in"], control["status"], control["stand_in_exit_code"]) == (
+        "noop", "survived", 0)
+    assert "exits 0, prints nothing and writes nothing" in stderr
+    assert report_problems(report) == []
+
+
+def test_an_honest_live_case_kills_the_noop_control(skill: Skill) -> None:
+    status, report, _ = run_report(skill, live_greeting(HONEST_LIVE))
+    control = case_of(report, "greets")["control"]
+    assert (status, report["readiness"]) == (0, "READY")
+    assert (control["stand_in"], control["status"]) == ("noop", "killed")
+    assert any("greeting.txt" in reason for reason in control["killed_by"])
+
+
+def test_a_deterministic_case_gets_only_the_contrary_control(skill: Skill) -> None:
+    """A check that is only an exit code is enough for mechanism evidence: the noop
+    stand-in, which exits as expected, is played for live cases only."""
+    status, report, _ = run_report(skill, skill_fixture())
+    assert (status, report["readiness"]) == (0, "READY")
+    assert {case["control"]["stand_in"] for case in report["cases"]} == {"contrary"}

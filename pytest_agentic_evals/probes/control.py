@@ -11,9 +11,14 @@ from its opposite, and the trial is no evidence: it fails, with the control's re
 
 This is one stand-in of the probe's kind (``agentic-evals probe`` runs five), chosen because
 it condemns only a verdict that ignores the skill's exit status, output and files alike; a
-case whose only check is an exit code the skill passes on kills it.  Like every stand-in it
-can be told from the skill by a command written to look (reading the entrypoint file): that
-is deception written in the fixture, for a reviewer to see, not an oracle that forgot to check.
+case whose only check is an exit code the skill passes on kills it.  A live positive case
+(one that live qualification accepts as proof of a capability) must show more: that the
+skill did the work.  When it kills the ``contrary`` stand-in, it plays the ``noop`` one as
+well (a skill that exits as expected, prints nothing and writes nothing), which a command
+that fills in the answer only after the skill succeeded (``../run.sh && echo ... > out``)
+passes.  Like every stand-in they can be told from the skill by a command written to look
+(reading the entrypoint file): that is deception written in the fixture, for a reviewer to
+see, not an oracle that forgot to check.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pytest_agentic_evals.evidence.qualification import qualify
 from pytest_agentic_evals.execution.environment import RunSettings
 from pytest_agentic_evals.execution.trial import run_trial
 from pytest_agentic_evals.expectations.builtin import ExpectationKind
@@ -34,6 +40,8 @@ from pytest_agentic_evals.probes.runner import judge, probed_case, unswapped
 from pytest_agentic_evals.probes.targets import (
     CONTRARY,
     INCONCLUSIVE,
+    KILLED,
+    NOOP,
     SURVIVED,
     contrary_exit,
     locate_program,
@@ -57,33 +65,53 @@ def needs_control(case: Case, result: TrialResult) -> bool:
 
 def run_control(fixture: Fixture, case: Case, settings: RunSettings,
                 kinds: Mapping[str, ExpectationKind], trial_seconds: float) -> dict[str, Any]:
-    """The case played once against the ``contrary`` stand-in (``trial_seconds``: how long
-    its first trial took): what became of it, as the report's ``control`` entry."""
+    """The case played against the ``contrary`` stand-in and, for a live positive case that
+    killed it, the ``noop`` one (``trial_seconds``: how long its first trial took): the
+    report's ``control`` entry, of the stand-in it survived, else of the last played."""
+    entry = _play_control(fixture, case, settings, kinds, trial_seconds, CONTRARY)
+    if entry["status"] == KILLED and _proves_work(case):
+        entry = _play_control(fixture, case, settings, kinds, trial_seconds, NOOP)
+    return entry
+
+
+def _proves_work(case: Case) -> bool:
+    """Whether the case must show the skill did the work, not only that it ran: a positive
+    case that live qualification accepts (its read-back oracle is judged to fail a skill
+    that does nothing; the noop control checks that it does)."""
+    return case.type == "positive" and qualify(case).live_qualified is True
+
+
+def _play_control(fixture: Fixture, case: Case, settings: RunSettings,
+                  kinds: Mapping[str, ExpectationKind], trial_seconds: float,
+                  mutant: str) -> dict[str, Any]:
+    """The case played once against the stand-in ``mutant``: the report's control entry."""
     target, why = locate_program(case)
     if target is None:
-        return {"stand_in": CONTRARY, "status": UNPROBED, "reason": why}
+        return {"stand_in": mutant, "status": UNPROBED, "reason": why}
     # A run directory of its own, removed afterwards: the stand-in's trial fails whenever the
     # oracle works, and a failed trial's workspace would otherwise be kept for the user.
     try:
         settings.run_dir.mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix="control-", dir=settings.run_dir))
     except OSError as exc:
-        return {"stand_in": CONTRARY, "status": INCONCLUSIVE, "entrypoint": target.description,
+        return {"stand_in": mutant, "status": INCONCLUSIVE, "entrypoint": target.description,
                 "reason": f"the control's directory cannot be made: {exc}"}
     try:
         own = dataclasses.replace(settings, run_dir=scratch, trial_dirs=None,
                                   keep_passed_workspaces=False)
-        stand_in = StandIn(case, target, CONTRARY)
+        stand_in = StandIn(case, target, mutant)
         timeout = case.timeout_seconds or settings.default_timeout
         limited = dataclasses.replace(probed_case(case, target.path), timeout_seconds=min(
             timeout, max(CONTROL_FLOOR_SECONDS, 2 * trial_seconds)))
         played = run_trial(fixture, limited, 1, own, kinds, stand_in)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    verdict = judge(CONTRARY, played, stand_in.played, unswapped(case, target, played))
-    entry: dict[str, Any] = {"stand_in": CONTRARY, "status": verdict.status,
+    verdict = judge(mutant, played, stand_in.played, unswapped(case, target, played))
+    expected = expected_exit(case)
+    entry: dict[str, Any] = {"stand_in": mutant, "status": verdict.status,
                              "entrypoint": target.description,
-                             "stand_in_exit_code": contrary_exit(expected_exit(case))}
+                             "stand_in_exit_code": contrary_exit(expected) if mutant == CONTRARY
+                             else expected}
     if verdict.reason:
         entry["reason"] = verdict.reason
     if verdict.killed_by:
