@@ -428,7 +428,7 @@ def live_greeting(script: str) -> dict[str, Any]:
 
 def test_a_live_case_that_passes_a_skill_doing_nothing_fails_its_control(skill: Skill) -> None:
     """Live evidence must fail a skill that exits as expected and does nothing: after the
-    contrary stand-in, a live positive case plays the noop one too."""
+    contrary stand-in, a live case plays the noop one too."""
     status, report, stderr = run_report(skill, live_greeting(FAKED_LIVE))
     greets = case_of(report, "greets")
     assert (status, report["readiness"], greets["outcome"]) == (1, "NOT_READY", FAIL)
@@ -453,3 +453,22 @@ def test_a_deterministic_case_gets_only_the_contrary_control(skill: Skill) -> No
     status, report, _ = run_report(skill, skill_fixture())
     assert (status, report["readiness"]) == (0, "READY")
     assert {case["control"]["stand_in"] for case in report["cases"]} == {"contrary"}
+
+
+def test_an_adversarial_live_case_that_passes_a_skill_doing_nothing_fails_its_control(
+        skill: Skill) -> None:
+    """Live qualification asks every live case for an oracle that a skill doing nothing
+    fails, whatever its type: the noop control checks it on a refusal too."""
+    data = skill_fixture()
+    data["cases"][1].update(
+        evidence_class="adversarial_live_e2e",
+        command=["bash", "-c", "bash ../run.sh '' 2>/dev/null; test $? = 2 && "
+                 "echo refused > \"$(printf audit).txt\"; exit 2"],
+        expected={"exit_code": 2,
+                  "artifacts": [{"path": "audit.txt", "lines_contain": ["refused"]}]})
+    status, report, _ = run_report(skill, data)
+    refusal = case_of(report, "refuses-empty-name")
+    assert (status, refusal["outcome"]) == (1, FAIL)
+    control = refusal["trials"][0]["control"]
+    assert (control["stand_in"], control["status"], control["stand_in_exit_code"]) == (
+        "noop", "survived", 2)

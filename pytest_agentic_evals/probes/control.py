@@ -11,9 +11,9 @@ from its opposite, and the trial is no evidence: it fails, with the control's re
 
 This is one stand-in of the probe's kind (``agentic-evals probe`` runs five), chosen because
 it condemns only a verdict that ignores the skill's exit status, output and files alike; a
-case whose only check is an exit code the skill passes on kills it.  A live positive case
-(one that live qualification accepts as proof of a capability) must show more: that the
-skill did the work.  When it kills the ``contrary`` stand-in, it plays the ``noop`` one as
+case whose only check is an exit code the skill passes on kills it.  A live case (one that
+live qualification accepts as proof of a capability) must show more: that the skill did the
+work.  When it kills the ``contrary`` stand-in, it plays the ``noop`` one as
 well (a skill that exits as expected, prints nothing and writes nothing), which a command
 that fills in the answer only after the skill succeeded (``../run.sh && echo ... > out``)
 passes.  Like every stand-in they can be told from the skill by a command written to look
@@ -65,8 +65,8 @@ def needs_control(case: Case, result: TrialResult) -> bool:
 
 def run_control(fixture: Fixture, case: Case, settings: RunSettings,
                 kinds: Mapping[str, ExpectationKind], trial_seconds: float) -> dict[str, Any]:
-    """The case played against the ``contrary`` stand-in and, for a live positive case that
-    killed it, the ``noop`` one (``trial_seconds``: how long its first trial took): the
+    """The case played against the ``contrary`` stand-in and, for a live case that killed it,
+    the ``noop`` one (``trial_seconds``: how long its first trial took): the
     report's ``control`` entry, of the stand-in it survived, else of the last played."""
     entry = _play_control(fixture, case, settings, kinds, trial_seconds, CONTRARY)
     if entry["status"] == KILLED and _proves_work(case):
@@ -75,10 +75,10 @@ def run_control(fixture: Fixture, case: Case, settings: RunSettings,
 
 
 def _proves_work(case: Case) -> bool:
-    """Whether the case must show the skill did the work, not only that it ran: a positive
-    case that live qualification accepts (its read-back oracle is judged to fail a skill
-    that does nothing; the noop control checks that it does)."""
-    return case.type == "positive" and qualify(case).live_qualified is True
+    """Whether the case must show the skill did the work, not only that it ran: a case that
+    live qualification accepts, whatever its type (its read-back oracle is judged to fail a
+    skill that does nothing; the noop control checks that it does)."""
+    return qualify(case).live_qualified is True
 
 
 def _play_control(fixture: Fixture, case: Case, settings: RunSettings,
