@@ -483,9 +483,15 @@ def test_a_text_the_command_prints_itself_does_not_carry_an_exclusion(
     assert any("where no check asks for what the trial gave" in r for r in q.disqualifiers), q
 
 
-def test_a_text_piped_into_the_skill_carries_an_exclusion(skill: Skill) -> None:
-    given = {"command": ["bash", "-c", "echo 'Ada 555-0100' | bash run.sh"],
-             "expected": EXCLUDES_PHONE}
+@pytest.mark.parametrize("script", [
+    "echo 'Ada 555-0100' | bash run.sh",
+    # What the skill prints, reformatted: the formatter prints nothing of its own.
+    "bash run.sh --name Ada --phone 555-0100 | python3 -m json.tool",
+    "bash run.sh --name Ada --phone 555-0100 | jq -r .name",
+])
+def test_a_text_piped_into_or_out_of_the_skill_carries_an_exclusion(
+        skill: Skill, script: str) -> None:
+    given = {"command": ["bash", "-c", script], "expected": EXCLUDES_PHONE}
     assert qualify(skill.case(live("l", **given))).live_qualified is True
 
 

@@ -124,8 +124,8 @@ class Printed:
     files: tuple[Path, ...] = ()
     """The existing files they name."""
     computes: bool = False
-    """One of them runs code (an interpreter, ``awk``, ``jq``, a ``printf`` of escapes),
-    which may print any text without being handed it."""
+    """One of them that the skill does not feed runs code (an interpreter, ``awk``, ``jq``, a
+    ``printf`` of escapes), which may print any text without being handed it."""
 
 
 def printed_by_the_command(case: Case) -> Printed:
@@ -149,14 +149,23 @@ def printed_by_the_command(case: Case) -> Printed:
         base = basename(argv[0])
         if base in _READ_THE_ENVIRONMENT or interpreter_family(base) is not None:
             words += environment
-        computes = computes or interpreter_family(base) is not None or base in _COMPUTERS \
-            or (base in _OWN_WORDS and any("\\" in word or "%" in word for word in argv[1:]))
+        # What the skill pipes into a formatter (| jq .name, | python3 -m json.tool) is the
+        # skill's; one that prints what it computes whatever it is fed, the noop control sees.
+        computes = computes or (not walked.fed[index] and _computes(argv))
         for word in (*argv[1:], *found.inputs):
             for name in _named(word):
                 path = _located(walked.cwd, name, found.workdir)
                 if path is not None and os.path.isfile(walked.cwd / path):
                     files.append(walked.cwd / path)
     return Printed(tuple(words), tuple(files), computes)
+
+
+def _computes(argv: tuple[str, ...]) -> bool:
+    """Whether a program runs code that may make any text: an interpreter, ``awk``, ``jq``,
+    or ``echo``/``printf`` given escapes or a format."""
+    base = basename(argv[0])
+    return (interpreter_family(base) is not None or base in _COMPUTERS
+            or (base in _OWN_WORDS and any("\\" in word or "%" in word for word in argv[1:])))
 
 
 def _located(cwd: Path, word: str, workdir: str | None) -> str | None:
