@@ -252,10 +252,10 @@ def test_a_control_leaves_nothing_in_the_run_directory(
     path = skill.write(with_command(0, IGNORING_THE_SKILL["output-discarded"]))
     done = run_cli("run", str(path), "--keep-workspaces")
     assert done.returncode == 1
-    kept = [p for p in tmpdir_of_its_own.rglob("*") if p.name.startswith("control-")]
-    assert kept == []
-    # The failed first trial's own workspace is kept, as any failed trial's is.
-    assert any(p.name == "trial-1" for p in tmpdir_of_its_own.rglob("trial-1"))
+    # The control's run, beside the real one, is gone; the real run is kept, with the failed
+    # first trial's own workspace, as any failed trial's is.
+    [run] = [p for p in tmpdir_of_its_own.rglob("run-*") if p.is_dir()]
+    assert any(p.name == "trial-1" for p in run.rglob("trial-1"))
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -472,3 +472,14 @@ def test_an_adversarial_live_case_that_passes_a_skill_doing_nothing_fails_its_co
     control = refusal["trials"][0]["control"]
     assert (control["stand_in"], control["status"], control["stand_in_exit_code"]) == (
         "noop", "survived", 2)
+
+
+def test_a_command_cannot_tell_the_control_by_its_directory(skill: Skill) -> None:
+    """The stand-in's trial runs in a run directory made and named like any run's, under its
+    own run id: a command that looks at its path or its run id sees a trial like another."""
+    by_path = ('case "$PWD$AGENTIC_EVALS_TRIAL_DIR" in *control*) exit 3;; esac; '
+               'case "$PWD" in *"run-$AGENTIC_EVALS_RUN_ID/"*) ;; *) exit 3;; esac; '
+               + IGNORING_THE_SKILL["output-discarded"])
+    status, report, _ = run_report(skill, with_command(0, by_path))
+    greets = case_of(report, "greets")
+    assert (status, greets["outcome"], greets["control"]["status"]) == (1, FAIL, "survived")

@@ -123,6 +123,11 @@ def new_run_dir(run_id: str) -> tuple[Path, IO[str]]:
     return run_dir, in_use
 
 
+def enter_run_dir(run_dir: Path) -> IO[str]:
+    """Make ``run_dir`` (or join it), marked in use; the handle keeps it so until closed."""
+    return _enter(run_dir)
+
+
 def mark_kept(run_dir: Path) -> None:
     """Something of this run is kept for the user: no other run removes it."""
     with contextlib.suppress(OSError):

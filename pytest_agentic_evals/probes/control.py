@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
-import tempfile
+import uuid
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from pytest_agentic_evals.evidence.qualification import qualify
 from pytest_agentic_evals.execution.environment import RunSettings
+from pytest_agentic_evals.execution.rundirs import RUN_PREFIX, enter_run_dir
 from pytest_agentic_evals.execution.trial import run_trial
 from pytest_agentic_evals.expectations.builtin import ExpectationKind
 from pytest_agentic_evals.model import FAIL, PASS, Case, Fixture, TrialResult
@@ -88,16 +88,19 @@ def _play_control(fixture: Fixture, case: Case, settings: RunSettings,
     target, why = locate_program(case)
     if target is None:
         return {"stand_in": mutant, "status": UNPROBED, "reason": why}
-    # A run directory of its own, removed afterwards: the stand-in's trial fails whenever the
+    # A run of its own beside the real one, made and named like any run (its own run id, the
+    # same layout below it): a command cannot tell the stand-in's trial from a real one by its
+    # paths or its environment. Removed afterwards: the stand-in's trial fails whenever the
     # oracle works, and a failed trial's workspace would otherwise be kept for the user.
+    run_id = uuid.uuid4().hex[:12]
+    scratch = settings.run_dir.parent / f"{RUN_PREFIX}{run_id}"
     try:
-        settings.run_dir.mkdir(parents=True, exist_ok=True)
-        scratch = Path(tempfile.mkdtemp(prefix="control-", dir=settings.run_dir))
+        in_use = enter_run_dir(scratch)
     except OSError as exc:
         return {"stand_in": mutant, "status": INCONCLUSIVE, "entrypoint": target.description,
                 "reason": f"the control's directory cannot be made: {exc}"}
     try:
-        own = dataclasses.replace(settings, run_dir=scratch, trial_dirs=None,
+        own = dataclasses.replace(settings, run_id=run_id, run_dir=scratch, trial_dirs=None,
                                   keep_passed_workspaces=False)
         stand_in = StandIn(case, target, mutant)
         timeout = case.timeout_seconds or settings.default_timeout
@@ -105,6 +108,7 @@ def _play_control(fixture: Fixture, case: Case, settings: RunSettings,
             timeout, max(CONTROL_FLOOR_SECONDS, 2 * trial_seconds)))
         played = run_trial(fixture, limited, 1, own, kinds, stand_in)
     finally:
+        in_use.close()
         shutil.rmtree(scratch, ignore_errors=True)
     verdict = judge(mutant, played, stand_in.played, unswapped(case, target, played))
     expected = expected_exit(case)
