@@ -4,16 +4,19 @@ Reading a file back is an oracle for a live case only when what the file holds d
 work of the skill.  A file the case's input artifacts put there holds the fixture's words, and
 so does one whose last write in the command is by a program that is not the skill's and reads
 only what was there before the trial: a constant builtin (``echo '{"ok": true}' > out.json``),
-or any program given only files of the skill's folder (``cp ../expected.json out.json``,
+any program given only files of the skill's folder (``cp ../expected.json out.json``,
 ``sort ../expected.json > out.json``, ``python3 -c "shutil.copy('../expected.json',
-'out.json')"``).  Whatever the skill did, the read-back then finds the fixture's own answer.
+'out.json')"``), or inline code that names no file the trial makes (``python3 -c 'print(1)' >
+out.json``).  Whatever the skill did, the read-back then finds the fixture's own answer.  What
+the skill pipes into a program is the skill's (``bash run.sh | sort > out.json``).
 
 A write counts when a command's output is redirected into the file (also the redirection of a
 shell around it, of a group, ``exec > file`` or ``tee``), when a copier (``cp``, ``install``,
 ``ln``, ``rsync``, ``dd of=``) or a program's ``-o``/``--output`` names it, when inline code
 names it beside a writing call, and when the skill's own code is given its name (the skill may
 write it).  Judged without running anything; a write it cannot see keeps the read-back an
-oracle, and the probes (a skill that does nothing) are the run-time answer.
+oracle, and the run's noop control of live cases and the probes (a skill that does nothing)
+are the run-time answer.
 
 The same judgement tells what the command prints by itself: the words and files of its own
 programs (``bash run.sh && echo Ada``), which are in its output whatever the skill does.
