@@ -202,8 +202,9 @@ def _oracle_disqualifiers(case: Case) -> list[str]:
         for text in (case.expected.get(stream) or ())
         if isinstance(text, str)
     ]
+    printed = printed_by_the_command(case) if excluded else Printed()
     specific = [text for stream in ("stdout", "stderr")
-                for text in _carried_exclusions(case, stream)]
+                for text in _carried_exclusions(case, stream, printed)]
     reasons = []
     if case.readback and not binding:
         reasons.append("readback: true with nothing behind it: no expected artifact is read "
@@ -414,18 +415,18 @@ def _given_exclusions(case: Case, texts: list[str]) -> list[str]:
             if not is_generic_crash_marker(text) and trial_gives(text, case)]
 
 
-def _carried_exclusions(case: Case, stream: str) -> list[str]:
+def _carried_exclusions(case: Case, stream: str, printed: Printed) -> list[str]:
     """The given texts ``stream`` must not hold, when it must hold another text the trial
     gives the command (``stdout_contains`` the name, ``stdout_excludes`` the phone): a skill
     that passes its input on fails the one, a skill that does nothing the other.  Without
     that, the stream may carry nothing of the data, and its exclusions hold for a skill that
     does nothing.  A text the command's own programs print (``bash run.sh && echo Ada``) is
     there whatever the skill does, so it does not count; nor does any, when one of them runs
-    code (``python3 -c "print(chr(65) + 'da')"``)."""
+    code (``python3 -c "print(chr(65) + 'da')"``).  ``printed``: what the command's own
+    programs print (:func:`printed_by_the_command`)."""
     excluded = _given_exclusions(case, _strings(case.expected.get(f"{stream}_excludes")))
     if not excluded:
         return []
-    printed = printed_by_the_command(case)
     if printed.computes:  # a program of its own may print any text: none is carried
         return []
     wanted = [text for text in _strings(case.expected.get(f"{stream}_contains"))

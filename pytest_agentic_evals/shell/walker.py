@@ -254,7 +254,7 @@ class _Scope:
     def environment(self, workdir: str | None, extra: Mapping[str, str]) -> _Scope:
         """The scope of a shell started from this one: it sees the exported variables and
         those assigned for it alone (``R=x bash -c ...``, ``env R=x bash -c ...``)."""
-        scope = _Scope(workdir, outputs=self.outputs)
+        scope = _Scope(workdir)
         scope.assign((f"{name}={self.variables[name]}" for name in self.exported
                       if name in self.variables), export=True)
         scope.assign((f"{name}={value}" for name, value in extra.items()), export=True)
