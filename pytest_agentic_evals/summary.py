@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_agentic_evals.model import BLOCKED, EXEMPT_KINDS, FAIL, NOT_TESTED, PASS, PROVEN, READY
+from pytest_agentic_evals.probes.targets import KILLED, SURVIVED
 from pytest_agentic_evals.redaction import escape_controls
 from pytest_agentic_evals.usage import FIGURE_TITLES, usage_cell
 
@@ -98,6 +99,23 @@ def claim_problems(report: dict[str, Any]) -> Iterator[str]:
             yield f"claim {claim_id} ({entry.get('criticality', '?')}): {entry['verdict']}: {why}"
 
 
+SILENT_CONTROLS = "controls that said nothing (these verdicts are not shown to depend on the skill)"
+
+
+def silent_controls(fixture: dict[str, Any]) -> list[str]:
+    """One line per passing case whose control could not tell whether its verdict depends on
+    the skill (the stand-in's trial said nothing, or there was nothing to swap): such a case
+    counts on the load-time reading of its command alone, which a person should know."""
+    lines = []
+    for case in fixture["cases"]:
+        control = case.get("control")
+        if case["outcome"] == PASS and control and control["status"] not in (KILLED, SURVIVED):
+            stand_in = f" ({control['stand_in']})" if control.get("stand_in") else ""
+            reason = control.get("reason") or "no reason given"
+            lines.append(f"{case['name']}: {control['status']}{stand_in}: {reason}")
+    return lines
+
+
 def unsandboxed(report: dict[str, Any]) -> list[str]:
     """One sentence per reason trials ran without the sandbox, or could not run for it."""
     reasons: dict[str, int] = {}
@@ -134,6 +152,10 @@ def terminal_lines(report: dict[str, Any]) -> list[Line]:
                                   "red" if case["outcome"] == FAIL else "yellow"))
         for text in claim_problems(fixture):
             lines.append(Line(f"  {text}", "red"))
+        silent = silent_controls(fixture)
+        if silent:
+            lines.append(Line(f"  {SILENT_CONTROLS}:", "yellow"))
+            lines += [Line(f"    {text}", "yellow") for text in silent]
         usage = usage_lines(fixture)
         if usage:
             lines.append(Line("  agent runs (mean / p95 over trials):"))
@@ -200,6 +222,10 @@ def markdown(report: dict[str, Any]) -> str:
                 case["name"], case["outcome"], f"{figures.get('passed', 0)}/{ran}",
                 rate_text, pass_n, kind, problem,
             )) + " |")
+        silent = silent_controls(fixture)
+        if silent:
+            out += ["", _cell(SILENT_CONTROLS).capitalize() + ":", "",
+                    *(f"- {_cell(text)}" for text in silent)]
         out += _usage_table(fixture)
         verdicts = fixture.get("capability_readiness") or {}
         if verdicts:

@@ -483,3 +483,25 @@ def test_a_command_cannot_tell_the_control_by_its_directory(skill: Skill) -> Non
     status, report, _ = run_report(skill, with_command(0, by_path))
     greets = case_of(report, "greets")
     assert (status, greets["outcome"], greets["control"]["status"]) == (1, FAIL, "survived")
+
+
+def test_a_command_that_tells_the_stand_in_from_the_skill_is_shown_for_what_it_is(
+    skill: Skill,
+) -> None:
+    """The limit of the control, in the open: a command that reads the entrypoint first and
+    never starts a stand-in leaves its control inconclusive, so a broken skill that keeps the
+    words the command looks for is READY. The summary names the case and why its control said
+    nothing, where a reviewer reads the verdict."""
+    (skill.root / "run.sh").write_text(BROKEN_RUN_SH.replace("nobody", "nobody: hello"))
+    detects = "grep -q hello ../run.sh || exit 3; "
+    data = with_command(0, detects + IGNORING_THE_SKILL["output-discarded"])
+    data = with_command(1, detects + "bash ../run.sh; echo error: name required >&2; exit 2",
+                        data)
+    status, report, stderr = run_report(skill, data)
+    control = case_of(report, "greets")["control"]
+    assert (status, report["readiness"], control["status"]) == (0, "READY", "inconclusive"), \
+        stderr
+    assert "  controls that said nothing (these verdicts are not shown to depend on the " \
+        "skill):" in stderr.splitlines()
+    assert "    greets: inconclusive (contrary): the command never started the stand-in: " \
+        "exit_code: expected 0, got 3" in stderr.splitlines()

@@ -305,6 +305,38 @@ def test_trials_run_without_the_sandbox_are_counted_by_reason(tmp_path: Path) ->
         markdown(report).splitlines()
 
 
+def test_a_control_that_said_nothing_is_shown_beside_a_ready_verdict(tmp_path: Path) -> None:
+    """A passing case whose control could not tell whether its verdict depends on the skill is
+    READY on the contract's reading alone: a person sees which, and why."""
+    fixture = make_fixture(tmp_path)
+    controls = {"greets": {"stand_in": "contrary", "status": "inconclusive",
+                           "entrypoint": "script ../run.sh", "stand_in_exit_code": 1,
+                           "reason": "the command never started the stand-in: exit code 3"},
+                "greets-twice": {"stand_in": "noop", "status": "killed",
+                                 "entrypoint": "script ../run.sh", "stand_in_exit_code": 0,
+                                 "killed_by": ["stdout: 'hello Bob' not found"]},
+                "refuses": {"stand_in": "contrary", "status": "unprobed",
+                            "reason": "the case's entrypoint is not one file"}}
+    report = report_for(fixture, {})
+    for case in report["cases"]:
+        case["control"] = controls[case["name"]]
+    assert report["readiness"] == READY
+    assert terminal_lines(report)[1:] == [
+        Line("  controls that said nothing (these verdicts are not shown to depend on the "
+             "skill):", "yellow"),
+        Line("    greets: inconclusive (contrary): the command never started the stand-in: "
+             "exit code 3", "yellow"),
+        Line("    refuses: unprobed (contrary): the case's entrypoint is not one file",
+             "yellow"),
+    ]
+    lines = markdown(report).splitlines()
+    assert "Controls that said nothing (these verdicts are not shown to depend on the skill):" \
+        in lines
+    assert "- greets: inconclusive (contrary): the command never started the stand-in: exit " \
+        "code 3" in lines
+    assert not any("greets-twice:" in line for line in lines)
+
+
 def test_markdown_has_a_row_per_fixture_and_per_case(tmp_path: Path) -> None:
     report = report_for(make_fixture(tmp_path),
                         {"greets-twice": [PASS, FAIL], "refuses": [BLOCKED, INFRA_BLOCKED]})
