@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from pytest_agentic_evals.evidence.readback import entrypoint_reader
 from pytest_agentic_evals.execution.environment import RunSettings
 from pytest_agentic_evals.execution.sandbox import available_bwrap
 from pytest_agentic_evals.expectations.builtin import builtin_kinds
@@ -485,23 +486,77 @@ def test_a_command_cannot_tell_the_control_by_its_directory(skill: Skill) -> Non
     assert (status, greets["outcome"], greets["control"]["status"]) == (1, FAIL, "survived")
 
 
-def test_a_command_that_tells_the_stand_in_from_the_skill_is_shown_for_what_it_is(
-    skill: Skill,
-) -> None:
-    """The limit of the control, in the open: a command that reads the entrypoint first and
-    never starts a stand-in leaves its control inconclusive, so a broken skill that keeps the
-    words the command looks for is READY. The summary names the case and why its control said
-    nothing, where a reviewer reads the verdict."""
-    (skill.root / "run.sh").write_text(BROKEN_RUN_SH.replace("nobody", "nobody: hello"))
-    detects = "grep -q hello ../run.sh || exit 3; "
-    data = with_command(0, detects + IGNORING_THE_SKILL["output-discarded"])
-    data = with_command(1, detects + "bash ../run.sh; echo error: name required >&2; exit 2",
-                        data)
+def test_a_control_that_said_nothing_is_named_in_the_summary(skill: Skill) -> None:
+    """A case whose control says nothing (here the command finds its program outside PATH)
+    is READY on the load-time reading of its command alone: the summary names it and says
+    why, where a reviewer reads the verdict."""
+    (skill.root / "Makefile").write_text("check:\n\t./run.sh Ada\n")
+    data = skill_fixture()
+    data["cases"][0].update(command=["env", f"PATH={os.environ['PATH']}", "make", "-s", "check"],
+                            cwd="..")
     status, report, stderr = run_report(skill, data)
-    control = case_of(report, "greets")["control"]
-    assert (status, report["readiness"], control["status"]) == (0, "READY", "inconclusive"), \
-        stderr
+    assert (status, report["readiness"]) == (0, "READY")
+    lines = stderr.splitlines()
     assert "  controls that said nothing (these verdicts are not shown to depend on the " \
-        "skill):" in stderr.splitlines()
-    assert "    greets: inconclusive (contrary): the command never started the stand-in: " \
-        "exit_code: expected 0, got 3" in stderr.splitlines()
+        "skill):" in lines
+    [line] = [line for line in lines if line.startswith("    greets: inconclusive (contrary): ")]
+    assert "only shadows the program on PATH" in line
+
+
+# A broken skill that keeps the word a command looks for in its file.
+TELLING_RUN_SH = BROKEN_RUN_SH.replace("nobody", "nobody: hello")
+TELLING_APART = {
+    "exits-first": "grep -q hello ../run.sh || exit 3; ",
+    "runs-the-stand-in-then-fails": "grep -q hello ../run.sh || { bash ../run.sh Ada; exit 3; }; ",
+    "by-a-pattern": "grep -q hello ../r?n.sh || { bash ../run.sh Ada; exit 3; }; ",
+    "on-its-input": "[ \"$(grep -c hello < ../run.sh)\" = 1 ] || { bash ../run.sh Ada; exit 3; }; ",
+    "through-a-variable": "F=../run.sh; grep -q hello $F || { bash ../run.sh Ada; exit 3; }; ",
+}
+
+
+@pytest.mark.parametrize("how", TELLING_APART)
+def test_a_command_that_reads_its_entrypoint_is_no_evidence(skill: Skill, how: str) -> None:
+    """A command that reads the file a stand-in replaces can tell the stand-in from the skill
+    and fail on purpose: its control then says nothing, or even says killed, and a broken skill
+    was READY. Such a command is no evidence: the first trial fails, and the control says
+    which program read the file."""
+    (skill.root / "run.sh").write_text(TELLING_RUN_SH)
+    data = with_command(0, TELLING_APART[how] + IGNORING_THE_SKILL["output-discarded"])
+    status, report, stderr = run_report(skill, data)
+    greets = case_of(report, "greets")
+    control = greets["control"]
+    assert (status, greets["outcome"], control["status"]) == (1, FAIL, "reads_the_entrypoint")
+    assert report_problems(report) == []
+    assert "could tell the stand-in from the skill" in greets["trials"][0]["problems"][-1]
+    assert "control: the command reads " in stderr
+
+
+@pytest.mark.parametrize("look", ["chmod +x ../run.sh && ", "test -x ../run.sh && ",
+                                  "[ -f ../run.sh ] && "])
+def test_a_command_that_only_checks_its_entrypoint_is_there_keeps_its_control(
+    skill: Skill, look: str
+) -> None:
+    status, report, _ = run_report(skill, with_command(0, look + "bash ../run.sh Ada"))
+    greets = case_of(report, "greets")
+    assert (status, greets["outcome"], greets["control"]["status"]) == (0, PASS, "killed")
+
+
+@pytest.mark.parametrize(("script", "reader"), [
+    ("bash ../run.sh Ada", None),
+    ("../run.sh Ada | grep -q hello", None),
+    ("grep -q hello ../README.md && bash ../run.sh Ada", None),
+    ("test -s ../run.sh && chmod +x ../run.sh && ../run.sh Ada", None),
+    ("cat ../run.sh > /dev/null; bash ../run.sh Ada", "cat ../run.sh"),
+    ("cd .. && sha256sum run.sh && ./run.sh Ada", "sha256sum run.sh"),
+    ("wc -c < ../run.sh; ../run.sh Ada", "wc -c < ../run.sh"),
+    ("head -c1 ../*.sh; ../run.sh Ada", "head -c1 ../*.sh"),
+    ("diff {root}/run.sh x; ../run.sh Ada", "diff {root}/run.sh x"),
+])
+def test_the_program_that_reads_the_entrypoint_is_found_before_anything_runs(
+    skill: Skill, script: str, reader: str | None
+) -> None:
+    (skill.root / "README.md").write_text("hello\n")
+    root = str(skill.root)
+    fixture = load_fixture(skill.write(with_command(0, script.format(root=root))))
+    found = entrypoint_reader(fixture.cases[0], skill.root / "run.sh")
+    assert found == (reader.format(root=root) if reader else None)

@@ -24,6 +24,7 @@ programs (``bash run.sh && echo Ada``), which are in its output whatever the ski
 
 from __future__ import annotations
 
+import fnmatch
 import itertools
 import os
 import posixpath
@@ -55,6 +56,9 @@ _READ_THE_ENVIRONMENT = frozenset({"printenv", "env", "set", "export", "declare"
 _COMPUTERS = frozenset({"awk", "gawk", "mawk", "nawk", "jq", "bc", "dc", "expr"})
 # A word that looks like a file name: it has a folder or an extension.
 _FILE_NAME = re.compile(r"[\w.+-]*\w\.[A-Za-z][A-Za-z0-9]{0,5}")
+# Programs that may name the entrypoint without reading what it holds, which a stand-in in
+# its place shares (it is there, a file, executable).
+_NOT_READING = frozenset({"chmod", "test", "[", "[["})
 
 
 @dataclass(frozen=True)
@@ -161,6 +165,29 @@ def printed_by_the_command(case: Case) -> Printed:
                 if path is not None and os.path.isfile(walked.cwd / path):
                     files.append(walked.cwd / path)
     return Printed(tuple(words), tuple(files), computes)
+
+
+def entrypoint_reader(case: Case, entrypoint: Path) -> str | None:
+    """The first program of the command that reads the file ``entrypoint`` rather than run it
+    (``grep -q hello ../run.sh``, ``md5sum < run.sh``, ``cat ../r*.sh``), as its words; None
+    when none does.  What reads the file can tell the skill from a stand-in put in its place.
+    The skill's own code is not asked: it may read its own files."""
+    walked = _walked(case)
+    if walked is None:
+        return None
+    wanted = posixpath.relpath(os.path.realpath(entrypoint), os.path.realpath(walked.cwd))
+    for index, found in enumerate(walked.walker.found):
+        argv = found.command.argv
+        if walked.reaches[index] or basename(argv[0]) in _NOT_READING:
+            continue
+        reads = [(word, " ".join(argv)) for word in argv[1:]]
+        reads += [(word, " ".join((*argv, "<", word))) for word in found.inputs]
+        for word, shown in reads:
+            for name in _named(word):
+                path = _located(walked.cwd, name, found.workdir)
+                if path is not None and (path == wanted or fnmatch.fnmatchcase(wanted, path)):
+                    return shown
+    return None
 
 
 def _computes(argv: tuple[str, ...]) -> bool:

@@ -16,9 +16,12 @@ live qualification accepts as proof of a capability) must show more: that the sk
 work.  When it kills the ``contrary`` stand-in, it plays the ``noop`` one as
 well (a skill that exits as expected, prints nothing and writes nothing), which a command
 that fills in the answer only after the skill succeeded (``../run.sh && echo ... > out``)
-passes.  Like every stand-in they can be told from the skill by a command written to look
-(reading the entrypoint file): that is deception written in the fixture, for a reviewer to
-see, not an oracle that forgot to check.
+passes.  Like every stand-in they can be told from the skill by a command written to look,
+which then fails on purpose (after starting the stand-in, it even looks killed).  The plain
+way, a program of the command reading the entrypoint's file, is seen before anything is
+played: such a case gets no control, and its first trial fails.  Other ways (a script of the
+skill that looks for the command, timing) are deception written in the fixture, for a
+reviewer to see, not an oracle that forgot to check.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_agentic_evals.evidence.qualification import qualify
+from pytest_agentic_evals.evidence.readback import entrypoint_reader
 from pytest_agentic_evals.execution.environment import RunSettings
 from pytest_agentic_evals.execution.rundirs import RUN_PREFIX, enter_run_dir
 from pytest_agentic_evals.execution.trial import run_trial
@@ -42,6 +46,7 @@ from pytest_agentic_evals.probes.targets import (
     INCONCLUSIVE,
     KILLED,
     NOOP,
+    READS_THE_ENTRYPOINT,
     SURVIVED,
     contrary_exit,
     locate_program,
@@ -88,6 +93,17 @@ def _play_control(fixture: Fixture, case: Case, settings: RunSettings,
     target, why = locate_program(case)
     if target is None:
         return {"stand_in": mutant, "status": UNPROBED, "reason": why}
+    expected = expected_exit(case)
+    entry: dict[str, Any] = {
+        "stand_in": mutant, "entrypoint": target.description,
+        "stand_in_exit_code": contrary_exit(expected) if mutant == CONTRARY else expected}
+    reader = entrypoint_reader(case, target.path)
+    if reader is not None:
+        # Not played: a command that looks at the file can fail on purpose whenever it finds a
+        # stand-in there (and start it first, to look killed), so no outcome would be evidence.
+        return {**entry, "status": READS_THE_ENTRYPOINT,
+                "reason": f"{reader!r} reads the file of {target.description}, which a "
+                          "stand-in would replace"}
     # A run of its own beside the real one, made and named like any run (its own run id, the
     # same layout below it): a command cannot tell the stand-in's trial from a real one by its
     # paths or its environment. Removed afterwards: the stand-in's trial fails whenever the
@@ -111,11 +127,7 @@ def _play_control(fixture: Fixture, case: Case, settings: RunSettings,
         in_use.close()
         shutil.rmtree(scratch, ignore_errors=True)
     verdict = judge(mutant, played, stand_in.played, unswapped(case, target, played))
-    expected = expected_exit(case)
-    entry: dict[str, Any] = {"stand_in": mutant, "status": verdict.status,
-                             "entrypoint": target.description,
-                             "stand_in_exit_code": contrary_exit(expected) if mutant == CONTRARY
-                             else expected}
+    entry["status"] = verdict.status
     if verdict.reason:
         entry["reason"] = verdict.reason
     if verdict.killed_by:
@@ -124,9 +136,17 @@ def _play_control(fixture: Fixture, case: Case, settings: RunSettings,
 
 
 def controlled(result: TrialResult, control: dict[str, Any]) -> TrialResult:
-    """The trial's result with its control; a FAIL when the control passed the case too."""
+    """The trial's result with its control; a FAIL when the control passed the case too, or
+    when the command reads what the stand-in would replace."""
     checked: TrialResult = {**result, "control": control}
-    if control["status"] == SURVIVED:
+    if control["status"] == READS_THE_ENTRYPOINT:
+        checked["outcome"] = FAIL
+        checked["problems"] = [
+            *result["problems"],
+            f"control: the command reads the skill's entrypoint ({control['reason']}): it "
+            f"could tell the stand-in from the skill, so its trials are no evidence",
+        ]
+    elif control["status"] == SURVIVED:
         checked["outcome"] = FAIL
         checked["problems"] = [
             *result["problems"],

@@ -63,10 +63,16 @@ INCONCLUSIVE = "inconclusive"
 STATUSES = (KILLED, SURVIVED, NOT_APPLICABLE, INCONCLUSIVE)
 
 
+# A control not played: the command reads the file a stand-in would replace, so it could tell
+# the stand-in from the skill.
+READS_THE_ENTRYPOINT = "reads_the_entrypoint"
+
+
 def failed_control(result: Mapping[str, Any]) -> bool:
-    """Whether a trial failed because the case passed its control too (``control``)."""
+    """Whether a trial failed by its control (``control``): the case passed it too, or its
+    command reads what the stand-in replaces."""
     control = result.get("control")
-    return isinstance(control, dict) and control.get("status") == SURVIVED
+    return isinstance(control, dict) and control.get("status") in (SURVIVED, READS_THE_ENTRYPOINT)
 
 
 # The languages a launcher of the stand-in is written in (see ``mutants``).
