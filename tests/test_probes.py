@@ -449,6 +449,32 @@ def test_an_oracle_reading_the_entrypoints_own_source_does_not_kill_a_stand_in(
     assert found["noop"] == store.SURVIVED, found  # crash is killed by the exit code alone
 
 
+def test_a_command_reading_its_entrypoint_is_not_probed_and_fails_the_probe(
+        tmp_path: Path) -> None:
+    """A command that reads the file the stand-ins replace can tell them from the skill and
+    fail on purpose: no stand-in's trial would be evidence, so none is played, and a required
+    case fails the probe."""
+    data = doubler_fixture()
+    data["cases"].append(case(
+        "looks-first", "positive",
+        ["bash", "-c", "grep -q Doubler run.sh || { bash run.sh x y; exit 3; }; "
+                       "bash run.sh in.txt o6.txt"],
+        {"exit_code": 0, "stdout_contains": ["result: 42"]}, artifacts=IN))
+    path = make_skill(tmp_path / "doubler", data)
+    out = tmp_path / "probe.json"
+    result = cli("probe", str(path), "--case", "looks-first", "--output", str(out))
+    report = json.loads(out.read_text())
+    [fixture] = report["fixtures"]
+    [entry] = fixture["cases"]
+    assert result.returncode == 1 and report["verdict"] == "FAILED"
+    assert {m["mutant"]: m["status"] for m in entry["mutants"]} == {
+        mutant: store.INCONCLUSIVE for mutant in MUTANTS}
+    assert all("'grep -q Doubler run.sh' reads the file of" in m["reason"]
+               for m in entry["mutants"])
+    assert "case looks-first: the `noop` stand-in's trial says nothing: 'grep -q Doubler " \
+        "run.sh' reads the file of" in result.stdout
+
+
 @pytest.mark.parametrize(("sandbox", "status"), [
     pytest.param("auto", store.KILLED, marks=pytest.mark.skipif(
         available_bwrap().problem is not None, reason="no sandbox on this machine")),

@@ -33,7 +33,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_agentic_evals.evidence.qualification import qualify
-from pytest_agentic_evals.evidence.readback import entrypoint_reader
 from pytest_agentic_evals.execution.environment import RunSettings
 from pytest_agentic_evals.execution.rundirs import RUN_PREFIX, enter_run_dir
 from pytest_agentic_evals.execution.trial import run_trial
@@ -50,6 +49,7 @@ from pytest_agentic_evals.probes.targets import (
     SURVIVED,
     contrary_exit,
     locate_program,
+    read_by_the_command,
 )
 
 UNPROBED = "unprobed"
@@ -97,13 +97,11 @@ def _play_control(fixture: Fixture, case: Case, settings: RunSettings,
     entry: dict[str, Any] = {
         "stand_in": mutant, "entrypoint": target.description,
         "stand_in_exit_code": contrary_exit(expected) if mutant == CONTRARY else expected}
-    reader = entrypoint_reader(case, target.path)
-    if reader is not None:
+    read = read_by_the_command(case, target)
+    if read is not None:
         # Not played: a command that looks at the file can fail on purpose whenever it finds a
         # stand-in there (and start it first, to look killed), so no outcome would be evidence.
-        return {**entry, "status": READS_THE_ENTRYPOINT,
-                "reason": f"{reader!r} reads the file of {target.description}, which a "
-                          "stand-in would replace"}
+        return {**entry, "status": READS_THE_ENTRYPOINT, "reason": read}
     # A run of its own beside the real one, made and named like any run (its own run id, the
     # same layout below it): a command cannot tell the stand-in's trial from a real one by its
     # paths or its environment. Removed afterwards: the stand-in's trial fails whenever the

@@ -30,6 +30,7 @@ from pytest_agentic_evals.probes.targets import (
     SURVIVED,
     Target,
     locate,
+    read_by_the_command,
 )
 
 
@@ -101,6 +102,11 @@ def probe_fixture(
             continue
         donor = donors[case.name]
         recording = recordings.get(donor) if donor is not None else None
+        read = read_by_the_command(case, target)
+        if read is not None:  # no stand-in's trial would be evidence: none is played
+            probes.append(CaseProbe(case, *identity, target, None, tuple(
+                MutantResult(mutant, INCONCLUSIVE, reason=read) for mutant in MUTANTS), donor))
+            continue
         results = []
         for number, mutant in enumerate(MUTANTS, start=2):
             progress(f"case {case.name}: {mutant}")

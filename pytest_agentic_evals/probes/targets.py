@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_agentic_evals.evidence.readback import entrypoint_reader
 from pytest_agentic_evals.model import Case
 from pytest_agentic_evals.shell import (
     CommandParseError,
@@ -66,6 +67,16 @@ STATUSES = (KILLED, SURVIVED, NOT_APPLICABLE, INCONCLUSIVE)
 # A control not played: the command reads the file a stand-in would replace, so it could tell
 # the stand-in from the skill.
 READS_THE_ENTRYPOINT = "reads_the_entrypoint"
+
+
+def read_by_the_command(case: Case, target: Target) -> str | None:
+    """Why no stand-in in place of ``target`` is evidence for this case: a program of its
+    command reads the file a stand-in replaces, so it could tell them apart and fail on
+    purpose; None when none does."""
+    reader = entrypoint_reader(case, target.path)
+    if reader is None:
+        return None
+    return f"{reader!r} reads the file of {target.description}, which a stand-in would replace"
 
 
 def failed_control(result: Mapping[str, Any]) -> bool:
