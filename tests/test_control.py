@@ -551,6 +551,10 @@ def test_a_command_that_only_checks_its_entrypoint_is_there_keeps_its_control(
     ("wc -c < ../run.sh; ../run.sh Ada", "wc -c < ../run.sh"),
     ("head -c1 ../*.sh; ../run.sh Ada", "head -c1 ../*.sh"),
     ("diff {root}/run.sh x; ../run.sh Ada", "diff {root}/run.sh x"),
+    ("bash -c 'grep -q hello ../run.sh' && ../run.sh Ada", "grep -q hello ../run.sh"),
+    ("X=$(< ../run.sh); ../run.sh Ada", "< ../run.sh"),
+    ("while read -r line; do :; done < ../run.sh; ../run.sh Ada", "< ../run.sh"),
+    ("F=../run.sh; bash $F Ada", None),
 ])
 def test_the_program_that_reads_the_entrypoint_is_found_before_anything_runs(
     skill: Skill, script: str, reader: str | None

@@ -176,17 +176,19 @@ def entrypoint_reader(case: Case, entrypoint: Path) -> str | None:
     if walked is None:
         return None
     wanted = posixpath.relpath(os.path.realpath(entrypoint), os.path.realpath(walked.cwd))
+    reads: list[tuple[str, str | None, str]] = []  # (word, its working directory, shown)
     for index, found in enumerate(walked.walker.found):
         argv = found.command.argv
         if walked.reaches[index] or basename(argv[0]) in _NOT_READING:
             continue
-        reads = [(word, " ".join(argv)) for word in argv[1:]]
-        reads += [(word, " ".join((*argv, "<", word))) for word in found.inputs]
-        for word, shown in reads:
-            for name in _named(word):
-                path = _located(walked.cwd, name, found.workdir)
-                if path is not None and (path == wanted or fnmatch.fnmatchcase(wanted, path)):
-                    return shown
+        reads += [(word, found.workdir, " ".join(argv)) for word in argv[1:]]
+        reads += [(word, found.workdir, " ".join((*argv, "<", word))) for word in found.inputs]
+    reads += [(word, workdir, f"< {word}") for word, workdir in walked.walker.compound_inputs]
+    for word, workdir, shown in reads:
+        for name in _named(word):
+            path = _located(walked.cwd, name, workdir)
+            if path is not None and (path == wanted or fnmatch.fnmatchcase(wanted, path)):
+                return shown
     return None
 
 

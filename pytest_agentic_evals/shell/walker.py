@@ -342,6 +342,10 @@ class Walker:
         """Files written by what is not one simple command: a group redirected as a whole,
         ``exec > file``, ``tee`` given a pipe (those of a simple command are in its
         :attr:`Found.outputs`)."""
+        self.compound_inputs: list[tuple[str, str | None]] = []
+        """(file, working directory) of input redirections with no simple command of their
+        own: into a compound command (``while read l; do ...; done < file``) or into nothing
+        (``$(< file)``)."""
         self.pipes: list[tuple[int, int]] = []
         """(writer, reader): the commands found at these positions are joined by a pipe (the
         last command before ``|`` and the first after it)."""
@@ -471,6 +475,7 @@ class Walker:
         if not words:
             scope.assign(f"{name}={value}" for name, value in assigned.items())
             self.extra_inputs.extend(inputs)
+            self.compound_inputs += [(word, scope.workdir) for word in inputs]
         elif words[0] in script.functions:
             # Calling a function of the script runs its body, here (the first call is enough
             # to know what it runs); the name itself runs nothing more.
