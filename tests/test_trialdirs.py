@@ -20,12 +20,13 @@ from pytest_agentic_evals.loading import load_fixture
 from conftest import MODES, Skill, make_skill, skill_fixture
 
 
-def run(pytester: pytest.Pytester, mode: list[str]) -> tuple[pytest.RunResult, dict[str, Any]]:
+def run(pytester: pytest.Pytester, mode: list[str],
+        *extra: str) -> tuple[pytest.RunResult, dict[str, Any]]:
     """A session whose copy-mode trials run in copies: under the sandbox they would run on
     overlays (tests/test_overlay.py), which need no reuse."""
     report = pytester.path / "report.json"
     argv = ["--agentic-evals", "--agentic-evals-report", str(report), "-p", "no:cacheprovider",
-            "--agentic-evals-sandbox", "off", *mode]
+            "--agentic-evals-sandbox", "off", *mode, *extra]
     result = (pytester.runpytest_subprocess(*argv, timeout=240) if mode
               else pytester.runpytest(*argv))
     return result, json.loads(report.read_text())
@@ -89,7 +90,10 @@ def test_read_only_trials_reuse_one_directory(
     monkeypatch.setattr(trialdirs, "TRUST_WAIT_SECONDS", 5.0)
     make_skill(pytester, tampering_fixture())
     (pytester.path / "data.txt").write_text("original\n")
-    result, report = run(pytester, [])
+    # In the fixture's order: the nine reads come after every tampering trial. Shuffled (by
+    # pytest-randomly, when installed), a read that follows a tampering trial meets data.txt
+    # copied again, under a new inode, in a reused directory, and the count says nothing.
+    result, report = run(pytester, [], "-p", "no:randomly")
     assert result.ret == 0, result.stdout.str()
     inodes = [trial["stdout"]["head"]
               for n in range(3) for trial in trials_of(report, f"reads-{n}")]
