@@ -555,6 +555,8 @@ def test_a_command_that_only_checks_its_entrypoint_is_there_keeps_its_control(
     ("X=$(< ../run.sh); ../run.sh Ada", "< ../run.sh"),
     ("while read -r line; do :; done < ../run.sh; ../run.sh Ada", "< ../run.sh"),
     ("F=../run.sh; bash $F Ada", None),
+    ("find . -name '*.sh'; ../run.sh Ada", None),
+    ("echo ../run.sh; basename ../run.sh; ../run.sh Ada", None),
 ])
 def test_the_program_that_reads_the_entrypoint_is_found_before_anything_runs(
     skill: Skill, script: str, reader: str | None

@@ -56,9 +56,9 @@ _READ_THE_ENVIRONMENT = frozenset({"printenv", "env", "set", "export", "declare"
 _COMPUTERS = frozenset({"awk", "gawk", "mawk", "nawk", "jq", "bc", "dc", "expr"})
 # A word that looks like a file name: it has a folder or an extension.
 _FILE_NAME = re.compile(r"[\w.+-]*\w\.[A-Za-z][A-Za-z0-9]{0,5}")
-# Programs that may name the entrypoint without reading what it holds, which a stand-in in
-# its place shares (it is there, a file, executable).
-_NOT_READING = frozenset({"chmod", "test", "[", "[["})
+# Programs that may name the entrypoint without reading what it holds: they print the name,
+# or look at what a stand-in in its place shares (it is there, a file, executable).
+_NOT_READING = frozenset({"chmod", "test", "[", "[[", "echo", "printf", "basename", "dirname"})
 
 
 @dataclass(frozen=True)
@@ -187,9 +187,17 @@ def entrypoint_reader(case: Case, entrypoint: Path) -> str | None:
     for word, workdir, shown in reads:
         for name in _named(word):
             path = _located(walked.cwd, name, workdir)
-            if path is not None and (path == wanted or fnmatch.fnmatchcase(wanted, path)):
+            if path is not None and _matches(wanted, path):
                 return shown
     return None
+
+
+def _matches(path: str, pattern: str) -> bool:
+    """Whether the shell's pattern (``../r*.sh``) names ``path``: part by part, as ``*``
+    never spans a ``/``."""
+    names, parts = path.split("/"), pattern.split("/")
+    return len(names) == len(parts) and all(
+        fnmatch.fnmatchcase(name, part) for name, part in zip(names, parts, strict=True))
 
 
 def _computes(argv: tuple[str, ...]) -> bool:
