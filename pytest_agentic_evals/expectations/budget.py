@@ -17,12 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_agentic_evals.expectations.observation import Observation
-from pytest_agentic_evals.expectations.trajectory import (
-    TrajectoryError,
-    TrajectoryNotFound,
-    TrajectoryNotUnderstood,
-    load_transcript,
-)
+from pytest_agentic_evals.expectations.trajectory import Unusable, transcript_or_failure
 from pytest_agentic_evals.usage import shown
 
 BUDGET_NOT_TESTED = "budget not tested"
@@ -37,16 +32,17 @@ LIMITS = {
 }
 
 
+_UNUSABLE = Unusable(
+    not_found=BUDGET_NOT_TESTED + ": no transcript to read the run's figures from: {}",
+    not_understood=BUDGET_NOT_TESTED + ": the transcript is not understood: {}",
+    not_a_trajectory="budget: the transcript cannot be read: {}")
+
+
 def check_budget(value: Mapping[str, Any], observation: Observation) -> list[str]:
     """The ``budget`` expectation kind."""
-    try:
-        transcript = load_transcript(value.get("source", "env"), observation)
-    except TrajectoryNotFound as exc:
-        return [f"{BUDGET_NOT_TESTED}: no transcript to read the run's figures from: {exc}"]
-    except TrajectoryNotUnderstood as exc:
-        return [f"{BUDGET_NOT_TESTED}: the transcript is not understood: {exc}"]
-    except TrajectoryError as exc:
-        return [f"budget: the transcript cannot be read: {exc}"]
+    transcript = transcript_or_failure(value, observation, _UNUSABLE)
+    if isinstance(transcript, str):
+        return [transcript]
     failures = []
     for key, limit in value.items():
         figure = LIMITS.get(key)

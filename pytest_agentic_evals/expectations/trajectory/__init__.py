@@ -37,8 +37,10 @@ from pytest_agentic_evals.expectations.trajectory.matching import (
 )
 from pytest_agentic_evals.expectations.trajectory.reading import (
     MAX_TRAJECTORY_BYTES,
+    Unusable,
     load_transcript,
     parse_trajectory,
+    transcript_or_failure,
 )
 
 TRAJECTORY_NOT_FOUND = "trajectory not found"
@@ -57,25 +59,26 @@ __all__ = [
     "TrajectoryNotFound",
     "TrajectoryNotUnderstood",
     "Transcript",
+    "Unusable",
     "check_trajectory",
     "event_matches",
     "load_transcript",
     "match_trajectory",
     "parse_trajectory",
+    "transcript_or_failure",
     "trial_usage",
 ]
+
+_UNUSABLE = Unusable(not_found=TRAJECTORY_NOT_FOUND + ": {}",
+                     not_understood=NOT_TESTED + ": {}; the checks cannot be judged",
+                     not_a_trajectory="trajectory: {}")
 
 
 def check_trajectory(value: Mapping[str, Any], observation: Observation) -> list[str]:
     """The ``trajectory`` expectation kind."""
-    try:
-        transcript = load_transcript(value.get("source", "env"), observation)
-    except TrajectoryNotFound as exc:
-        return [f"{TRAJECTORY_NOT_FOUND}: {exc}"]
-    except TrajectoryNotUnderstood as exc:
-        return [f"{NOT_TESTED}: {exc}; the checks cannot be judged"]
-    except TrajectoryError as exc:
-        return [f"trajectory: {exc}"]
+    transcript = transcript_or_failure(value, observation, _UNUSABLE)
+    if isinstance(transcript, str):
+        return [transcript]
     if transcript.calls_unknown is not None:
         return [f"{NOT_TESTED}: {transcript.label}: {transcript.calls_unknown}; the checks "
                 "cannot be judged"]

@@ -8,7 +8,8 @@ agent wrote its trajectory.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,31 @@ def load_transcript(source: str, observation: Observation) -> Transcript:
         raise found
     assert isinstance(found, Transcript)
     return found
+
+
+@dataclass(frozen=True)
+class Unusable:
+    """How an expectation kind words each way its transcript can fail it (``{}``: the
+    reason)."""
+
+    not_found: str
+    not_understood: str
+    not_a_trajectory: str
+
+
+def transcript_or_failure(
+    value: Mapping[str, Any], observation: Observation, unusable: Unusable
+) -> Transcript | str:
+    """The transcript an expectation's ``source`` names (the trial's trajectory by default),
+    or the failure that says, in the kind's words, why there is none to judge."""
+    try:
+        return load_transcript(value.get("source", "env"), observation)
+    except TrajectoryNotFound as exc:
+        return unusable.not_found.format(exc)
+    except TrajectoryNotUnderstood as exc:
+        return unusable.not_understood.format(exc)
+    except TrajectoryError as exc:
+        return unusable.not_a_trajectory.format(exc)
 
 
 def read_trajectory_text(source: str, observation: Observation) -> tuple[str, str]:
