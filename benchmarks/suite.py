@@ -114,7 +114,8 @@ def process_kind(argv: list[str]) -> str:
         return "xdist workers"
     options = list(itertools.takewhile(lambda word: word.startswith("-"), argv[1:]))
     script = argv[1 + len(options)] if len(argv) > 1 + len(options) else ""
-    if (options[-1:] == ["-m"] and script == "pytest") or re.search(r"(^|/)py\.?test$", script):
+    if ((options[-1:] == ["-m"] and script == "pytest") or "-mpytest" in options
+            or re.search(r"(^|/)py\.?test$", script)):
         return "pytest sessions"
     if script.endswith("agentic-evals"):
         return "agentic-evals commands"

@@ -202,8 +202,7 @@ def test_budgets_figures_and_statistics_in_a_real_session(
     argv = ["--agentic-evals", "--agentic-evals-report", str(report_path),
             "--agentic-evals-md", str(markdown_path), "-p", "no:cacheprovider",
             "-p", "no:randomly", *mode]
-    result = (pytester.runpytest_subprocess(*argv, timeout=240) if mode
-              else pytester.runpytest(*argv))
+    result = pytester.runpytest(*argv)
     report = json.loads(report_path.read_text())
     assert report_problems(report) == []  # the figures are in the shipped report schema
     cases = {case["name"]: case for case in report["cases"]}

@@ -213,7 +213,7 @@ def test_faked_capabilities_are_not_ready(
     report_path = pytester.path / "report.json"
     args = ["--agentic-evals", "-p", "no:cacheprovider", "--agentic-evals-report",
             str(report_path), *mode]
-    result = pytester.runpytest_subprocess(*args) if mode else pytester.runpytest(*args)
+    result = pytester.runpytest(*args)
     report = json.loads(report_path.read_text())
     claim = report["capability_readiness"]["greets-people"]
     assert result.ret == 1, fake

@@ -265,8 +265,7 @@ def test_the_control_fails_the_first_trial_item_under_pytest(
 ) -> None:
     make_skill(pytester, with_command(0, IGNORING_THE_SKILL["failure-answered"]))
     argv = ["--agentic-evals", "-p", "no:cacheprovider", "-p", "no:randomly", *mode]
-    result = (pytester.runpytest_subprocess(*argv, timeout=240) if mode
-              else pytester.runpytest(*argv))
+    result = pytester.runpytest(*argv)
     result.assert_outcomes(passed=3, failed=1)
     result.stdout.fnmatch_lines([
         "*fixtures/agentic_eval.json: NOT_READY: required case(s) failed: greets*",

@@ -938,8 +938,7 @@ def test_real_clients_through_the_plugin(
     report_path = pytester.path / "report.json"
     argv = ["--agentic-evals", "--agentic-evals-report", str(report_path), "-p",
             "no:cacheprovider", "-p", "no:randomly", *mode]
-    result = (pytester.runpytest_subprocess(*argv, timeout=240) if mode
-              else pytester.runpytest(*argv))
+    result = pytester.runpytest(*argv)
     report = validated(report_path)
     if not mode:  # the trials ran in this process: every proxy stopped, timeouts included
         assert proxy_threads() == []

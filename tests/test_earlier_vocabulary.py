@@ -29,7 +29,7 @@ def run_session(pytester: pytest.Pytester, data: dict[str, Any],
     make_skill(pytester, data)
     args = ["--agentic-evals", "-p", "no:cacheprovider", "--agentic-evals-report",
             "report.json", *mode]
-    result = pytester.runpytest_subprocess(*args) if mode else pytester.runpytest(*args)
+    result = pytester.runpytest(*args)
     report = json.loads((pytester.path / "report.json").read_text())
     assert report_problems(report) == []
     return result, report

@@ -23,8 +23,6 @@ from conftest import MODES, Skill, make_skill, run_cli, skill_fixture
 def run_pytest(pytester: pytest.Pytester, mode: list[str], *args: str) -> pytest.RunResult:
     argv = ["--agentic-evals", "--agentic-evals-report", "report.json", "-p", "no:randomly",
             *mode, *args]
-    if mode:
-        return pytester.runpytest_subprocess(*argv, timeout=240)
     return pytester.runpytest(*argv)
 
 

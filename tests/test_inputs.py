@@ -153,8 +153,7 @@ def test_binary_inputs_are_copied_byte_for_byte_in_a_real_session(
     report_path = pytester.path / "report.json"
     argv = ["--agentic-evals", "--agentic-evals-report", str(report_path), "-p",
             "no:cacheprovider", "-p", "no:randomly", *mode]
-    result = (pytester.runpytest_subprocess(*argv, timeout=240) if mode
-              else pytester.runpytest(*argv))
+    result = pytester.runpytest(*argv)
     report = json.loads(report_path.read_text())
     # The optional case fails (and with it the pytest items), which never lowers readiness.
     assert report["readiness"] == "READY", result.stdout.str()

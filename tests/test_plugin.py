@@ -33,13 +33,16 @@ def literal(text: str) -> str:
     return text.replace("[", "[[]")
 
 
-def run(pytester: pytest.Pytester, *args: str, mode: list[str] = ()) -> pytest.RunResult:
+def run(pytester: pytest.Pytester, *args: str, mode: list[str] = (),
+        subprocess: bool = False) -> pytest.RunResult:
+    """An inner session, in this process unless ``subprocess`` (under ``-n 2`` its workers are
+    processes of their own either way)."""
     report = pytester.path / "report.json"
     if report.exists():
         report.unlink()
     argv = ["--agentic-evals", "--agentic-evals-report", str(report), "-p", "no:cacheprovider",
             "-p", "no:randomly", *mode, *args]
-    if mode:
+    if subprocess:
         return pytester.runpytest_subprocess(*argv, timeout=240)
     return pytester.runpytest(*argv)
 
@@ -620,7 +623,8 @@ def test_xdist_runs_the_trials_whichever_plugin_is_found_first(pytester: pytest.
     at configure (INTERNALERROR)."""
     found_before_xdist(pytester)
     make_skill(pytester, skill_fixture())
-    result = run(pytester, mode=["-n", "2"])
+    # In a process of its own: the order plugins are found in is fixed when pytest starts.
+    result = run(pytester, mode=["-n", "2"], subprocess=True)
     result.stdout.fnmatch_lines(["plugins: aaa-agentic-evals-first-1.0, *xdist-*"])
     result.stdout.no_fnmatch_line("*INTERNALERROR*")
     result.assert_outcomes(passed=4)
@@ -634,7 +638,7 @@ def test_the_probe_refuses_xdist_whichever_plugin_is_found_first(
     found_before_xdist(pytester)
     make_skill(pytester, skill_fixture())
     # Refused at configure, before pytest names its plugins: the test above shows the order.
-    result = run(pytester, "--agentic-evals-probe", mode=["-n", "2"])
+    result = run(pytester, "--agentic-evals-probe", mode=["-n", "2"], subprocess=True)
     result.stderr.fnmatch_lines(["ERROR: --agentic-evals-probe runs in one process: drop -n"])
     assert result.ret == pytest.ExitCode.USAGE_ERROR
 

@@ -130,7 +130,7 @@ def test_provenance_decides_what_counts(
     report_path = pytester.path / "report.json"
     args = ["--agentic-evals", "-p", "no:cacheprovider", "--agentic-evals-report",
             str(report_path), *mode]
-    result = pytester.runpytest_subprocess(*args) if mode else pytester.runpytest(*args)
+    result = pytester.runpytest(*args)
     report = json.loads(report_path.read_text())
     greets = report["cases"][0]
     claim = report["capability_readiness"]["greets-by-name"]

@@ -637,8 +637,6 @@ def run_pytest(pytester: pytest.Pytester, *args: str, mode: list[str] = ()) -> p
             "-p", "no:randomly", *mode, *args]
     report = pytester.path / "report.json"
     report.unlink(missing_ok=True)
-    if mode:
-        return pytester.runpytest_subprocess(*argv, timeout=300)
     return pytester.runpytest(*argv)
 
 

@@ -512,8 +512,7 @@ def read_report(path: Path) -> dict[str, Any]:
 def run_plugin(pytester: pytest.Pytester, *args: str, mode: list[str] = ()) -> pytest.RunResult:
     argv = ["--agentic-evals", "--agentic-evals-report", str(pytester.path / "report.json"),
             "-p", "no:cacheprovider", *args, *mode]
-    return (pytester.runpytest_subprocess(*argv, timeout=240) if mode
-            else pytester.runpytest(*argv))
+    return pytester.runpytest(*argv)
 
 
 def trials(report: dict[str, Any], case: str) -> list[dict[str, Any]]:

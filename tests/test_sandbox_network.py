@@ -137,8 +137,7 @@ def test_network_modes_through_the_plugin(
     report_path = pytester.path / "report.json"
     argv = ["--agentic-evals", "--agentic-evals-report", str(report_path), "-p",
             "no:cacheprovider", *mode]
-    result = (pytester.runpytest_subprocess(*argv, timeout=240) if mode
-              else pytester.runpytest(*argv))
+    result = pytester.runpytest(*argv)
     assert result.ret == 0, result.stdout.str()  # the failing cases are optional
     report = json.loads(report_path.read_text())
     cases = {c["name"]: c for c in report["cases"]}

@@ -21,8 +21,6 @@ from conftest import MODES, Skill, make_skill, run_cli, skill_fixture, with_fail
 def run_pytest(pytester: pytest.Pytester, mode: list[str], *args: str) -> pytest.RunResult:
     argv = ["--agentic-evals", "--agentic-evals-report", "report.json", "-p", "no:cacheprovider",
             "-p", "no:randomly", *mode, *args]
-    if mode:
-        return pytester.runpytest_subprocess(*argv, timeout=240)
     return pytester.runpytest(*argv)
 
 

@@ -43,7 +43,7 @@ def mixed_run(pytester: pytest.Pytester) -> None:
 def test_terminal_summary_of_a_mixed_run(pytester: pytest.Pytester, mode: list[str]) -> None:
     mixed_run(pytester)
     args = ["--agentic-evals", "-p", "no:cacheprovider", *mode]
-    result = (pytester.runpytest_subprocess(*args) if mode else pytester.runpytest(*args))
+    result = pytester.runpytest(*args)
     assert result.ret == 1
     result.stdout.fnmatch_lines([
         "READY            fixtures/agentic_eval_steady.json (skill steady): "
@@ -85,7 +85,7 @@ def test_markdown_summary_and_github_step_summary(
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step_summary))
     args = ["--agentic-evals", "-p", "no:cacheprovider", "--agentic-evals-md", "summary.md",
             *mode]
-    result = (pytester.runpytest_subprocess(*args) if mode else pytester.runpytest(*args))
+    result = pytester.runpytest(*args)
     assert result.ret == 1
     text = (pytester.path / "summary.md").read_text()
     assert text.startswith("## agentic-evals: NOT_READY\n")
@@ -103,7 +103,7 @@ def test_junit_xml_carries_trials_and_readiness(
 ) -> None:
     mixed_run(pytester)
     args = ["--agentic-evals", "-p", "no:cacheprovider", "--junitxml", "junit.xml", *mode]
-    (pytester.runpytest_subprocess(*args) if mode else pytester.runpytest(*args))
+    pytester.runpytest(*args)
     root = ElementTree.parse(pytester.path / "junit.xml").getroot()
     suite = root.find("testsuite")
     assert suite is not None
@@ -208,7 +208,7 @@ def test_a_scaffold_fixture_says_so_wherever_its_readiness_is_shown(
     make_skill(pytester, scaffold)
     args = ["--agentic-evals", "-p", "no:cacheprovider", "--agentic-evals-md", "summary.md",
             "--agentic-evals-report", "report.json", "--agentic-evals-allow-exempt", *mode]
-    result = (pytester.runpytest_subprocess(*args) if mode else pytester.runpytest(*args))
+    result = pytester.runpytest(*args)
     result.stdout.fnmatch_lines([
         "READY (scaffold) fixtures/agentic_eval.json (skill greeter): 1/1 cases passed*"])
     report = json.loads((pytester.path / "report.json").read_text())

@@ -660,8 +660,7 @@ def run_session(pytester: pytest.Pytester, data: dict[str, Any], mode: list[str]
     report = pytester.path / "report.json"
     argv = ["--agentic-evals", "--agentic-evals-report", str(report), "-p", "no:cacheprovider",
             "-p", "no:randomly", *mode]
-    result = (pytester.runpytest_subprocess(*argv, timeout=240) if mode
-              else pytester.runpytest(*argv))
+    result = pytester.runpytest(*argv)
     return json.loads(report.read_text()), result.stdout
 
 

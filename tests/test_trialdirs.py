@@ -27,8 +27,7 @@ def run(pytester: pytest.Pytester, mode: list[str],
     report = pytester.path / "report.json"
     argv = ["--agentic-evals", "--agentic-evals-report", str(report), "-p", "no:cacheprovider",
             "--agentic-evals-sandbox", "off", *mode, *extra]
-    result = (pytester.runpytest_subprocess(*argv, timeout=240) if mode
-              else pytester.runpytest(*argv))
+    result = pytester.runpytest(*argv)
     return result, json.loads(report.read_text())
 
 
