@@ -153,8 +153,8 @@ class Accounted:
 
     def floor(self, cores: int) -> float:
         """Wall seconds that the suite's pytest starts alone take, spread over every core."""
-        starts = len(self.kinds.get("pytest sessions", [])) + len(self.kinds.get("xdist workers",
-                                                                                 []))
+        starts = sum(len(self.kinds.get(kind, [])) for kind in ("pytest sessions",
+                                                                 "xdist workers"))
         return starts * self.bare / cores
 
 
@@ -165,13 +165,16 @@ def accounted_suite(python: Path, checkout: Path, files: list[str], scratch: Pat
     (site / "sitecustomize.py").write_text(ACCOUNTING_SITECUSTOMIZE)
     log = site / "processes.jsonl"
     log.unlink(missing_ok=True)
+    saved = os.environ.copy()
     os.environ["SUITE_ACCOUNTING_LOG"] = str(log)
-    os.environ["PYTHONPATH"] = str(site)
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site),
+                                                             saved.get("PYTHONPATH")]))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
         wall, last, failures = timed_suite(python, checkout, files, scratch)
     finally:
-        del os.environ["SUITE_ACCOUNTING_LOG"], os.environ["PYTHONPATH"]
+        os.environ.clear()
+        os.environ.update(saved)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     found = Accounted(wall=wall, tests=tests_counted(last), failures=failures,
                       cpu=after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime,
