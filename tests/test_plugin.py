@@ -34,15 +34,15 @@ def literal(text: str) -> str:
 
 
 def run(pytester: pytest.Pytester, *args: str, mode: list[str] = (),
-        subprocess: bool = False) -> pytest.RunResult:
-    """An inner session, in this process unless ``subprocess`` (under ``-n 2`` its workers are
-    processes of their own either way)."""
+        own_process: bool = False) -> pytest.RunResult:
+    """An inner session, in this process unless ``own_process`` (under ``-n 2`` its workers
+    are processes of their own either way)."""
     report = pytester.path / "report.json"
     if report.exists():
         report.unlink()
     argv = ["--agentic-evals", "--agentic-evals-report", str(report), "-p", "no:cacheprovider",
             "-p", "no:randomly", *mode, *args]
-    if subprocess:
+    if own_process:
         return pytester.runpytest_subprocess(*argv, timeout=240)
     return pytester.runpytest(*argv)
 
@@ -624,7 +624,7 @@ def test_xdist_runs_the_trials_whichever_plugin_is_found_first(pytester: pytest.
     found_before_xdist(pytester)
     make_skill(pytester, skill_fixture())
     # In a process of its own: the order plugins are found in is fixed when pytest starts.
-    result = run(pytester, mode=["-n", "2"], subprocess=True)
+    result = run(pytester, mode=["-n", "2"], own_process=True)
     result.stdout.fnmatch_lines(["plugins: aaa-agentic-evals-first-1.0, *xdist-*"])
     result.stdout.no_fnmatch_line("*INTERNALERROR*")
     result.assert_outcomes(passed=4)
@@ -638,7 +638,7 @@ def test_the_probe_refuses_xdist_whichever_plugin_is_found_first(
     found_before_xdist(pytester)
     make_skill(pytester, skill_fixture())
     # Refused at configure, before pytest names its plugins: the test above shows the order.
-    result = run(pytester, "--agentic-evals-probe", mode=["-n", "2"], subprocess=True)
+    result = run(pytester, "--agentic-evals-probe", mode=["-n", "2"], own_process=True)
     result.stderr.fnmatch_lines(["ERROR: --agentic-evals-probe runs in one process: drop -n"])
     assert result.ret == pytest.ExitCode.USAGE_ERROR
 
