@@ -510,6 +510,8 @@ TELLING_APART = {
     "by-a-pattern": "grep -q hello ../r?n.sh || { bash ../run.sh Ada; exit 3; }; ",
     "on-its-input": "[ \"$(grep -c hello < ../run.sh)\" = 1 ] || { bash ../run.sh Ada; exit 3; }; ",
     "through-a-variable": "F=../run.sh; grep -q hello $F || { bash ../run.sh Ada; exit 3; }; ",
+    # A stand-in is written when its control is played: newer than the skill's other files.
+    "by-its-age": "[ ../run.sh -ot ../SKILL.md ] || { bash ../run.sh Ada; exit 3; }; ",
 }
 
 
@@ -520,6 +522,7 @@ def test_a_command_that_reads_its_entrypoint_is_no_evidence(skill: Skill, how: s
     was READY. Such a command is no evidence: the first trial fails, and the control says
     which program read the file."""
     (skill.root / "run.sh").write_text(TELLING_RUN_SH)
+    os.utime(skill.root / "run.sh", (1e9, 1e9))  # older than SKILL.md
     data = with_command(0, TELLING_APART[how] + IGNORING_THE_SKILL["output-discarded"])
     status, report, stderr = run_report(skill, data)
     greets = case_of(report, "greets")
@@ -545,6 +548,9 @@ def test_a_command_that_only_checks_its_entrypoint_is_there_keeps_its_control(
     ("../run.sh Ada | grep -q hello", None),
     ("grep -q hello ../README.md && bash ../run.sh Ada", None),
     ("test -s ../run.sh && chmod +x ../run.sh && ../run.sh Ada", None),
+    ("[ ../run.sh -nt x ] && ../run.sh Ada", "[ ../run.sh -nt x ]"),
+    ("[[ -x ../run.sh && ../run.sh -ef ../run.sh ]] && ../run.sh Ada",
+     "[[ -x ../run.sh && ../run.sh -ef ../run.sh ]]"),
     ("cat ../run.sh > /dev/null; bash ../run.sh Ada", "cat ../run.sh"),
     ("cd .. && sha256sum run.sh && ./run.sh Ada", "sha256sum run.sh"),
     ("wc -c < ../run.sh; ../run.sh Ada", "wc -c < ../run.sh"),
@@ -556,6 +562,7 @@ def test_a_command_that_only_checks_its_entrypoint_is_there_keeps_its_control(
     ("F=../run.sh; bash $F Ada", None),
     ("find . -name '*.sh'; ../run.sh Ada", None),
     ("echo ../run.sh; basename ../run.sh; ../run.sh Ada", None),
+    ("echo ../run.sh -nt; ../run.sh Ada", None),
 ])
 def test_the_program_that_reads_the_entrypoint_is_found_before_anything_runs(
     skill: Skill, script: str, reader: str | None

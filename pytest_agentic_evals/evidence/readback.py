@@ -59,6 +59,10 @@ _FILE_NAME = re.compile(r"[\w.+-]*\w\.[A-Za-z][A-Za-z0-9]{0,5}")
 # Programs that may name the entrypoint without reading what it holds: they print the name,
 # or look at what a stand-in in its place shares (it is there, a file, executable).
 _NOT_READING = frozenset({"chmod", "test", "[", "[[", "echo", "printf", "basename", "dirname"})
+# ...but a test comparing files looks at what a stand-in does not share: its age (it is
+# written when its control is played) or its identity.
+_TESTS = frozenset({"test", "[", "[["})
+_COMPARING_FILES = frozenset({"-nt", "-ot", "-ef"})
 
 
 @dataclass(frozen=True)
@@ -179,7 +183,7 @@ def entrypoint_reader(case: Case, entrypoint: Path) -> str | None:
     reads: list[tuple[str, str | None, str]] = []  # (word, its working directory, shown)
     for index, found in enumerate(walked.walker.found):
         argv = found.command.argv
-        if walked.reaches[index] or basename(argv[0]) in _NOT_READING:
+        if walked.reaches[index] or _only_names(argv):
             continue
         reads += [(word, found.workdir, " ".join(argv)) for word in argv[1:]]
         reads += [(word, found.workdir, " ".join((*argv, "<", word))) for word in found.inputs]
@@ -190,6 +194,14 @@ def entrypoint_reader(case: Case, entrypoint: Path) -> str | None:
             if path is not None and _matches(wanted, path):
                 return shown
     return None
+
+
+def _only_names(argv: tuple[str, ...]) -> bool:
+    """Whether a program may name the entrypoint without telling a stand-in from it."""
+    program = basename(argv[0])
+    if program in _TESTS:
+        return not _COMPARING_FILES.intersection(argv)
+    return program in _NOT_READING
 
 
 def _matches(path: str, pattern: str) -> bool:
