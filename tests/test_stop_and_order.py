@@ -167,20 +167,28 @@ def test_stop_on_fail_ends_a_failing_cases_trials(tmp_path: Path, mode: list[str
 
 def test_under_xdist_a_trial_already_running_runs_on_and_counts(tmp_path: Path) -> None:
     # Four trials on two workers: xdist's load scheduling sends trials 1 and 2 to one, 3 and
-    # 4 to the other. Trial 3 waits until trial 1's failure is recorded in the run directory,
-    # then passes: it was running, so it counts. Trial 4 starts after that on the same worker
-    # as trial 3 and is stopped by the failure the other worker recorded; trial 2 by the
-    # failure on its own worker.
+    # 4 to the other. Trial 1 fails once trial 3 has started (a worker that starts late must
+    # not find the failure already recorded). Trial 3 waits until trial 1's failure is
+    # recorded in the run directory, then passes: it was running, so it counts. Trial 4 starts
+    # after that on the same worker as trial 3 and is stopped by the failure the other worker
+    # recorded; trial 2 by the failure on its own worker.
     script = """
-if [ "$AGENTIC_EVALS_TRIAL" = 1 ]; then exit 1; fi
+if [ "$AGENTIC_EVALS_TRIAL" = 1 ]; then
+  for _ in $(seq 600); do [ -e "$SYNC/trial-3-started" ] && exit 1; sleep 0.05; done
+  exit 1
+fi
 if [ "$AGENTIC_EVALS_TRIAL" = 3 ]; then
+  touch "$SYNC/trial-3-started"
   d="$AGENTIC_EVALS_TRIAL_DIR"; while [ ! -e "$d/.in-use" ]; do d=$(dirname "$d"); done
   for _ in $(seq 600); do ls "$d"/stopped-cases/* >/dev/null 2>&1 && exit 0; sleep 0.05; done
   exit 3
 fi
 exit 0
 """
-    selftest_fixture(tmp_path, [case("flaky", script, real_world=True)], trials=4)
+    sync = tmp_path / "sync"
+    sync.mkdir()
+    selftest_fixture(tmp_path, [case("flaky", script, real_world=True, env={"SYNC": str(sync)})],
+                     trials=4)
     finished = pytest_session(tmp_path, "--agentic-evals-stop-on-fail", "-n", "2")
     report = checked_report(tmp_path / "report.json")
     flaky = entry(report, "flaky")
